@@ -1,0 +1,72 @@
+/**
+ * Where untrusted code runs. A sandbox knows nothing about rewards: it runs a program with
+ * limits and reports what happened.
+ */
+
+export type RunStatus =
+  | "finished" // exited on its own (any exit code; see exitCode)
+  | "runtime_error" // killed by a signal or crashed (non-zero exit is "finished" + exitCode)
+  | "time_limit" // CPU or wall limit hit
+  | "memory_limit" // memory limit hit (OOM kill)
+  | "output_limit" // stdout/stderr exceeded the cap (process killed)
+  | "compile_error" // a compile step failed
+  | "sandbox_error"; // the sandbox machinery failed: not the program's fault
+
+export interface RunLimits {
+  /** Wall-clock limit in ms. */
+  wallMs: number;
+  /** CPU-time limit in ms. */
+  cpuMs: number;
+  /** Address-space / cgroup memory limit in MiB. */
+  memoryMb: number;
+  /** Max bytes captured per stream; more sets `truncated` and ends the run with output_limit. */
+  outputBytes: number;
+  /** Max processes/threads. */
+  pids: number;
+}
+
+export interface RunRequest {
+  /** Language key understood by the backend, e.g. "python", "cpp", "javascript". */
+  language: string;
+  /** Program source. */
+  code: string;
+  /** Extra files placed in the scratch directory, path -> content (utf8) . */
+  files?: Record<string, string>;
+  stdin?: string;
+  limits?: Partial<RunLimits>;
+  /** Optional compile-time limit for compiled languages, ms. */
+  compileWallMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface RunOutcome {
+  status: RunStatus;
+  exitCode: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  truncated: boolean;
+  wallMs: number;
+  cpuMs: number | null;
+  /** For compiled languages: what the compiler said. */
+  compile?: { status: RunStatus; stdout: string; stderr: string; wallMs: number };
+  /** Human-readable note from the backend (why sandbox_error, etc.). */
+  message?: string;
+}
+
+export interface Sandbox {
+  /** Backend name: "docker" | "bwrap" | "js" ... */
+  readonly name: string;
+  /** Languages this backend can run. */
+  readonly languages: readonly string[];
+  run(req: RunRequest): Promise<RunOutcome>;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_LIMITS: RunLimits = {
+  wallMs: 10_000,
+  cpuMs: 5_000,
+  memoryMb: 512,
+  outputBytes: 1 << 20,
+  pids: 64,
+};

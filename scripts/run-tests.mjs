@@ -1,0 +1,35 @@
+#!/usr/bin/env node
+// Runs every *.test.ts under the project's source folders with Node's test runner (through tsx),
+// then the Python client's pytest suite when Python is present. Exit code is non-zero if any failed.
+import { readdirSync, statSync, existsSync } from "node:fs";
+import { join, relative } from "node:path";
+import { spawnSync } from "node:child_process";
+
+const root = new URL("..", import.meta.url).pathname;
+const roots = ["src", "verifiers", "sandbox", "tests"];
+const only = process.argv.slice(2);
+const files = [];
+function walk(dir) {
+  for (const name of readdirSync(dir)) {
+    if (name === "node_modules" || name === "dist" || name.startsWith(".")) continue;
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) walk(p);
+    else if (name.endsWith(".test.ts")) files.push(relative(root, p));
+  }
+}
+for (const r of roots) if (existsSync(join(root, r))) walk(join(root, r));
+const selected = only.length ? files.filter((f) => only.some((o) => f.includes(o))) : files;
+selected.sort();
+let failed = false;
+if (selected.length) {
+  const r = spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-reporter=spec", ...selected], {
+    cwd: root, stdio: "inherit",
+  });
+  failed ||= r.status !== 0;
+}
+const py = join(root, "clients/python");
+if (!only.length && existsSync(join(py, "tests")) && process.env.ASSAY_SKIP_PYTHON !== "1") {
+  const r = spawnSync("python3", ["-m", "pytest", "-q", "tests"], { cwd: py, stdio: "inherit" });
+  failed ||= r.status !== 0;
+}
+process.exit(failed ? 1 : 0);

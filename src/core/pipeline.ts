@@ -1,0 +1,138 @@
+/**
+ * Scores items: shape check (from openapi.yaml), verifier lookup and schema checks (registry),
+ * then `verify` under a hard deadline. Every path ends in a RewardResult; nothing throws.
+ */
+import type { Logger } from "pino";
+import pLimit from "p-limit";
+import type { RewardItem, RewardResult, Services, Status } from "./types.js";
+import { MachineryError } from "./types.js";
+import type { Registry } from "./registry.js";
+import { check } from "./contract.js";
+
+export interface ScorerOptions {
+  registry: Registry;
+  services: Services;
+  log: Logger;
+  /** Default per-item deadline, ms. */
+  deadlineMs: number;
+  /** Cap on any requested deadline, ms. */
+  maxDeadlineMs: number;
+  /** Items of one batch scored at once. */
+  batchConcurrency: number;
+  /** Called once per finished item (metrics). */
+  observe?: (result: RewardResult) => void;
+}
+
+export interface ScoreOptions {
+  /** Deadline for items that do not set their own, ms. */
+  deadlineMs?: number;
+  /** Aborts outstanding items (client went away). */
+  signal?: AbortSignal;
+}
+
+const now = () => performance.now();
+
+export class Scorer {
+  constructor(readonly opts: ScorerOptions) {}
+
+  /** Scores one raw (unvalidated) item. Never rejects. */
+  async score(raw: unknown, o: ScoreOptions = {}): Promise<RewardResult> {
+    const t0 = now();
+    const result = await this.scoreInner(raw, o, t0);
+    this.opts.observe?.(result);
+    return result;
+  }
+
+  /** Scores raw items concurrently (up to batchConcurrency), results in input order. Never rejects. */
+  async scoreBatch(items: unknown[], o: ScoreOptions = {}): Promise<RewardResult[]> {
+    const limit = pLimit(this.opts.batchConcurrency);
+    return Promise.all(items.map((it) => limit(() => this.score(it, o))));
+  }
+
+  private async scoreInner(raw: unknown, o: ScoreOptions, t0: number): Promise<RewardResult> {
+    const shapeError = check("RewardItem", raw);
+    const asObj = (raw && typeof raw === "object" ? raw : {}) as Partial<RewardItem>;
+    const id = validId(asObj.id);
+    const verifierName = typeof asObj.verifier === "string" ? asObj.verifier : "";
+    if (shapeError) return finish(t0, id, verifierName, "invalid", null, `item ${shapeError}`);
+    const item = raw as RewardItem;
+
+    const resolved = this.opts.registry.resolve(item);
+    if ("invalid" in resolved) return finish(t0, id, verifierName, "invalid", null, resolved.invalid);
+    const { verifier } = resolved;
+
+    const deadlineMs = Math.min(item.deadline_ms ?? o.deadlineMs ?? this.opts.deadlineMs, this.opts.maxDeadlineMs);
+    const controller = new AbortController();
+    const onOuterAbort = () => controller.abort(o.signal?.reason ?? new Error("request aborted"));
+    o.signal?.addEventListener("abort", onOuterAbort, { once: true });
+    let timer: NodeJS.Timeout | undefined;
+    const log = this.opts.log;
+    try {
+      if (o.signal?.aborted) throw new MachineryError("request aborted before scoring");
+      await this.opts.registry.ensureInit(verifier, { log, services: this.opts.services });
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          const err = new MachineryError(`deadline of ${deadlineMs} ms exceeded`, { deadline_ms: deadlineMs });
+          controller.abort(err);
+          reject(err);
+        }, deadlineMs);
+      });
+      const aborted = new Promise<never>((_, reject) => {
+        controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true });
+      });
+      const outcome = await Promise.race([
+        verifier.verify(item, {
+          deadline: Date.now() + deadlineMs,
+          signal: controller.signal,
+          log,
+          services: this.opts.services,
+        }),
+        timeout,
+        aborted,
+      ]);
+      if (outcome.reward === null) {
+        return finish(t0, id, verifier.name, "error", null, outcome.reason, outcome.details);
+      }
+      if (typeof outcome.reward !== "number" || !Number.isFinite(outcome.reward)) {
+        log.error({ verifier: verifier.name, reward: outcome.reward }, "verifier returned a non-finite reward");
+        return finish(t0, id, verifier.name, "error", null, `verifier ${verifier.name} returned a non-finite reward`);
+      }
+      return finish(t0, id, verifier.name, "ok", outcome.reward, outcome.reason, outcome.details);
+    } catch (err) {
+      const e = err instanceof Error ? err : new Error(String(err));
+      if (!(e instanceof MachineryError)) log.error({ err: e, verifier: verifier.name }, "verifier threw");
+      const details = e instanceof MachineryError ? e.details : {};
+      const reason = e instanceof MachineryError ? e.message : `internal error in verifier ${verifier.name}: ${e.message}`;
+      return finish(t0, id, verifier.name, "error", null, reason, details);
+    } finally {
+      clearTimeout(timer);
+      o.signal?.removeEventListener("abort", onOuterAbort);
+      if (!controller.signal.aborted) controller.abort(new Error("item finished"));
+    }
+  }
+}
+
+function validId(id: unknown): string | number | null | undefined {
+  return typeof id === "string" || typeof id === "number" || id === null ? id : undefined;
+}
+
+function finish(
+  t0: number,
+  id: RewardItem["id"],
+  verifier: string,
+  status: Status,
+  reward: number | null,
+  reason: string,
+  details: Record<string, unknown> = {},
+): RewardResult {
+  const r: RewardResult = {
+    verifier,
+    reward,
+    status,
+    reason,
+    details,
+    elapsed_ms: Math.round((now() - t0) * 1000) / 1000,
+  };
+  if (id !== undefined) r.id = id;
+  return r;
+}

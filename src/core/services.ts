@@ -1,0 +1,31 @@
+/** The process-wide shared services handed to verifiers (and to compat endpoints). */
+import type { Logger } from "pino";
+import type { Services } from "./types.js";
+import { MachineryError } from "./types.js";
+import type { Sandbox } from "../../sandbox/types.js";
+import { selectSandbox } from "../../sandbox/index.js";
+
+export interface ServiceHandle extends Services {
+  close(): Promise<void>;
+}
+
+export function createServices(opts: { sandbox: string; log: Logger }): ServiceHandle {
+  let sandboxP: Promise<Sandbox> | undefined;
+  return {
+    sandbox() {
+      sandboxP ??= selectSandbox(opts.sandbox).then(({ sandbox, note }) => {
+        opts.log.info({ sandbox: sandbox?.name ?? null }, `sandbox: ${note}`);
+        if (!sandbox) throw new MachineryError(`no sandbox available: ${note}`);
+        return sandbox;
+      });
+      // A failed selection is retried next time (an engine may come up later).
+      return sandboxP.catch((err) => {
+        sandboxP = undefined;
+        throw err;
+      });
+    },
+    async close() {
+      if (sandboxP) await sandboxP.then((s) => s.close()).catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,2 @@
+import { exact } from "./exact.js";
+export default [exact];
