@@ -5,7 +5,7 @@
 import type { Logger } from "pino";
 import pLimit from "p-limit";
 import type { RewardItem, RewardResult, Services, Status } from "./types.js";
-import { MachineryError } from "./types.js";
+import { InvalidItemError, MachineryError } from "./types.js";
 import type { Registry } from "./registry.js";
 import { check } from "./contract.js";
 
@@ -100,6 +100,7 @@ export class Scorer {
       return finish(t0, id, verifier.name, "ok", outcome.reward, outcome.reason, outcome.details);
     } catch (err) {
       const e = err instanceof Error ? err : new Error(String(err));
+      if (e instanceof InvalidItemError) return finish(t0, id, verifier.name, "invalid", null, e.message);
       if (!(e instanceof MachineryError)) log.error({ err: e, verifier: verifier.name }, "verifier threw");
       const details = e instanceof MachineryError ? e.details : {};
       const reason = e instanceof MachineryError ? e.message : `internal error in verifier ${verifier.name}: ${e.message}`;
@@ -125,14 +126,12 @@ function finish(
   reason: string,
   details: Record<string, unknown> = {},
 ): RewardResult {
-  const r: RewardResult = {
-    verifier,
-    reward,
-    status,
-    reason,
-    details,
-    elapsed_ms: Math.round((now() - t0) * 1000) / 1000,
-  };
-  if (id !== undefined) r.id = id;
+  const r: RewardResult = id === undefined ? ({} as RewardResult) : ({ id } as RewardResult);
+  r.verifier = verifier;
+  r.reward = reward;
+  r.status = status;
+  r.reason = reason;
+  r.details = details;
+  r.elapsed_ms = Math.round((now() - t0) * 1000) / 1000;
   return r;
 }

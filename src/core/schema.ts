@@ -17,9 +17,12 @@ export function newAjv() {
 export function describeErrors(errors: ErrorObject[] | null | undefined, root = ""): string {
   if (!errors?.length) return "is invalid";
   const e = errors[0];
-  const where = (root ? root : "") + (e.instancePath || "");
+  let where = (root ? root : "") + (e.instancePath || "");
   let msg = e.message ?? "is invalid";
-  if (e.keyword === "required") msg = `is missing required field ${JSON.stringify((e.params as any).missingProperty)}`;
+  if (e.keyword === "required") {
+    where += `/${(e.params as any).missingProperty}`;
+    msg = "is required";
+  }
   else if (e.keyword === "additionalProperties") msg = `has unknown field ${JSON.stringify((e.params as any).additionalProperty)}`;
   else if (e.keyword === "enum") msg = `must be one of ${JSON.stringify((e.params as any).allowedValues)}`;
   return where ? `at ${where}: ${msg}` : msg;

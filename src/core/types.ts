@@ -90,3 +90,14 @@ export class MachineryError extends Error {
     this.name = "MachineryError";
   }
 }
+
+/**
+ * Thrown when the item itself is malformed in a way its schema could not express (a reference
+ * pattern that does not compile, tests that do not parse). The result is status "invalid".
+ */
+export class InvalidItemError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "InvalidItemError";
+  }
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env node
+/** The `assay` command: serve, score a JSONL file, and build sandbox images. */
+import { Command, InvalidArgumentError } from "commander";
+
+const program = new Command();
+program.name("assay").description("Reward server for RL with verifiable rewards").version("0.1.0");
+
+const positiveInt = (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("must be a positive integer");
+  return n;
+};
+
+program
+  .command("serve")
+  .description("serve the HTTP API (settings from ASSAY_* environment variables)")
+  .option("--host <host>", "address to listen on (ASSAY_HOST, default 127.0.0.1)")
+  .option("--port <port>", "port to listen on (ASSAY_PORT, default 8787)")
+  .action(async (opts: { host?: string; port?: string }) => {
+    if (opts.host) process.env.ASSAY_HOST = opts.host;
+    if (opts.port) process.env.ASSAY_PORT = opts.port;
+    const { startServer } = await import("../server/start.js");
+    const running = await startServer();
+    for (const sig of ["SIGINT", "SIGTERM"] as const) {
+      process.once(sig, () => {
+        running.close().then(() => process.exit(0));
+      });
+    }
+  });
+
+program
+  .command("score")
+  .description("score a JSONL file of items; writes one result per line, in input order")
+  .argument("<input>", "JSONL file: one {verifier, response, reference, options, id} per line")
+  .requiredOption("-o, --output <file>", "where to write results (JSONL)")
+  .option("--verifier <name>", "verifier for lines that do not name one")
+  .option("-c, --concurrency <n>", "items scored at once", positiveInt, 64)
+  .option("--deadline-ms <ms>", "per-item deadline", positiveInt)
+  .option("--resume", "keep results already in the output file and continue after them", false)
+  .option("--no-progress", "no progress bar (default: shown on a terminal)")
+  .action(async (input: string, opts: { output: string; verifier?: string; concurrency: number; deadlineMs?: number; resume: boolean; progress: boolean }) => {
+    const { score } = await import("./score.js");
+    const s = await score({
+      input,
+      output: opts.output,
+      verifier: opts.verifier,
+      concurrency: opts.concurrency,
+      deadlineMs: opts.deadlineMs,
+      resume: opts.resume,
+      progress: opts.progress && !!process.stderr.isTTY,
+    });
+    const ok = s.counts.ok ?? 0;
+    process.stderr.write(
+      `scored ${s.lines} lines in ${s.seconds.toFixed(1)}s` +
+        (s.skipped ? ` (resumed after ${s.skipped})` : "") +
+        `: ${ok} ok, ${s.counts.error ?? 0} error, ${s.counts.invalid ?? 0} invalid; mean reward ${ok ? (s.rewardSum / ok).toFixed(4) : "n/a"}\n`,
+    );
+  });
+
+program.parseAsync().catch((err) => {
+  process.stderr.write(`assay: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,130 @@
+/**
+ * `assay score in.jsonl -o out.jsonl`: scores a JSONL file in-process and writes one result per
+ * input line, in input order, streaming (memory stays bounded by the window). A line that is not
+ * a JSON object becomes an `invalid` result; no line is ever lost. `--resume` continues a run
+ * that stopped: lines already in the output are kept and skipped.
+ */
+import { createReadStream, createWriteStream, existsSync, readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
+import { once } from "node:events";
+import cliProgress from "cli-progress";
+import pLimit from "p-limit";
+import pino from "pino";
+import type { RewardResult } from "../core/types.js";
+import { loadConfig } from "../core/config.js";
+import { defaultRegistry } from "../core/discover.js";
+import { createServices } from "../core/services.js";
+import { Scorer } from "../core/pipeline.js";
+
+export interface ScoreArgs {
+  input: string;
+  output: string;
+  verifier?: string;
+  concurrency: number;
+  deadlineMs?: number;
+  resume: boolean;
+  progress: boolean;
+}
+
+export interface ScoreSummary {
+  lines: number;
+  skipped: number;
+  counts: Record<string, number>;
+  rewardSum: number;
+  seconds: number;
+}
+
+function countLines(path: string): number {
+  if (!existsSync(path)) return 0;
+  const text = readFileSync(path, "utf8");
+  // Only whole lines count: a line cut off by a crash is rewritten.
+  return text.endsWith("\n") ? text.split("\n").length - 1 : Math.max(0, text.split("\n").length - 1);
+}
+
+function parseLine(line: string, lineNo: number, defaultVerifier?: string): { item: unknown } | { result: RewardResult } {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (e) {
+    return { result: invalid(lineNo, `line ${lineNo} is not valid JSON: ${(e as Error).message}`) };
+  }
+  if (!value || typeof value !== "object" || Array.isArray(value)) {
+    return { result: invalid(lineNo, `line ${lineNo} must be a JSON object with verifier and response`) };
+  }
+  const item = value as Record<string, unknown>;
+  if (item.verifier === undefined && defaultVerifier) item.verifier = defaultVerifier;
+  return { item };
+}
+
+function invalid(lineNo: number, reason: string): RewardResult {
+  return { id: null, verifier: "", reward: null, status: "invalid", reason, details: { line: lineNo }, elapsed_ms: 0 };
+}
+
+export async function score(args: ScoreArgs): Promise<ScoreSummary> {
+  const config = loadConfig();
+  const log = pino({ level: process.env.ASSAY_LOG_LEVEL ?? "warn" }, pino.destination(2));
+  const registry = await defaultRegistry();
+  const services = createServices({ sandbox: config.sandbox, log });
+  const scorer = new Scorer({
+    registry, services, log,
+    deadlineMs: args.deadlineMs ?? config.deadlineMs,
+    maxDeadlineMs: config.maxDeadlineMs,
+    batchConcurrency: args.concurrency,
+  });
+  const skip = args.resume ? countLines(args.output) : 0;
+  if (args.resume && skip > 0) {
+    // Drop a partial last line, if any, before appending.
+    const text = readFileSync(args.output, "utf8");
+    if (!text.endsWith("\n")) {
+      const { writeFileSync } = await import("node:fs");
+      writeFileSync(args.output, text.slice(0, text.lastIndexOf("\n") + 1));
+    }
+  }
+  const out = createWriteStream(args.output, { flags: args.resume ? "a" : "w" });
+  const total = countLines(args.input) + (readFileSync(args.input, "utf8").endsWith("\n") ? 0 : 1);
+  const bar = args.progress
+    ? new cliProgress.SingleBar(
+        { format: "scoring |{bar}| {value}/{total} lines | {rate} lines/s | ETA {eta_formatted} | mean reward {mean}", etaBuffer: 200 },
+        cliProgress.Presets.shades_classic,
+      )
+    : null;
+  const t0 = performance.now();
+  const summary: ScoreSummary = { lines: 0, skipped: skip, counts: {}, rewardSum: 0, seconds: 0 };
+  bar?.start(Math.max(total - skip, 0), 0, { rate: "0", mean: "-" });
+
+  const limit = pLimit(args.concurrency);
+  const window = Math.max(64, args.concurrency * 8);
+  const pending: Promise<RewardResult>[] = [];
+  let written = 0;
+  const write = async (r: RewardResult) => {
+    if (!out.write(JSON.stringify(r) + "\n")) await once(out, "drain");
+    written++;
+    summary.counts[r.status] = (summary.counts[r.status] ?? 0) + 1;
+    if (r.reward !== null) summary.rewardSum += r.reward;
+    const scored = summary.counts.ok ?? 0;
+    bar?.update(written, {
+      rate: (written / ((performance.now() - t0) / 1000)).toFixed(0),
+      mean: scored ? (summary.rewardSum / scored).toFixed(3) : "-",
+    });
+  };
+
+  const rl = createInterface({ input: createReadStream(args.input, "utf8"), crlfDelay: Infinity });
+  let lineNo = 0;
+  for await (const line of rl) {
+    lineNo++;
+    if (lineNo <= skip) continue;
+    const parsed = parseLine(line, lineNo, args.verifier);
+    pending.push("result" in parsed ? Promise.resolve(parsed.result) : limit(() => scorer.score(parsed.item)));
+    // Results leave in input order; the window keeps memory bounded.
+    while (pending.length >= window) await write(await pending.shift()!);
+  }
+  while (pending.length) await write(await pending.shift()!);
+  out.end();
+  await once(out, "finish");
+  bar?.stop();
+  await registry.close();
+  await services.close();
+  summary.lines = written;
+  summary.seconds = (performance.now() - t0) / 1000;
+  return summary;
+}

@@ -1,0 +1,88 @@
+/**
+ * OpenRLHF remote reward (`--remote_rm_url http://host:8787/get_reward`).
+ * OpenRLHF posts `{query, prompts, labels}` where each query is prompt + response joined by the
+ * chat template, and reads `{rewards, scores, extra_logs}`. The verifier and reference come from
+ * the label: a JSON label `{"verifier": …, "reference": …, "options": …}`, or a plain string
+ * reference with the verifier named by `?verifier=`. OpenRLHF needs numbers, so unscored items
+ * (reward null) become `?null_reward=` (default 0) and are counted in extra_logs.
+ */
+import { Router } from "express";
+import { check } from "../../core/contract.js";
+import { HttpError, fieldOf } from "../errors.js";
+import type { CompatDeps } from "./types.js";
+
+interface GetRewardBody {
+  query: string[];
+  prompts?: string[];
+  labels?: unknown[];
+}
+
+/** The response part of an OpenRLHF query: the text after the prompt, when the query starts with it. */
+export function responseOf(query: string, prompt: string | undefined): string {
+  if (prompt && query.startsWith(prompt)) return query.slice(prompt.length);
+  if (prompt) {
+    const at = query.lastIndexOf(prompt);
+    if (at >= 0) return query.slice(at + prompt.length);
+  }
+  return query;
+}
+
+function itemFor(label: unknown, defaultVerifier: string | undefined, prompt: string | undefined, response: string, i: number) {
+  let spec: Record<string, unknown> | null = null;
+  if (label && typeof label === "object" && !Array.isArray(label)) spec = label as Record<string, unknown>;
+  else if (typeof label === "string" && label.trimStart().startsWith("{")) {
+    try {
+      const parsed = JSON.parse(label);
+      if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) spec = parsed;
+    } catch {
+      /* not JSON: a plain reference string */
+    }
+  }
+  const base = { id: i, prompt, response };
+  if (spec && typeof spec.verifier === "string") {
+    return { ...base, verifier: spec.verifier, reference: spec.reference, options: spec.options };
+  }
+  return { ...base, verifier: defaultVerifier ?? "", reference: label ?? undefined };
+}
+
+export function openrlhfRouter({ scorer, limiter, config, json }: CompatDeps): Router {
+  const r = Router();
+  r.post("/get_reward", json, async (req, res) => {
+    const problem = check("GetRewardRequest", req.body);
+    if (problem) throw new HttpError(400, `request ${problem}`, fieldOf(problem));
+    const body = req.body as GetRewardBody;
+    const n = body.query.length;
+    if (body.prompts && body.prompts.length !== n) throw new HttpError(400, `prompts has ${body.prompts.length} entries but query has ${n}; send one prompt per query`, "prompts");
+    if (body.labels && body.labels.length !== n) throw new HttpError(400, `labels has ${body.labels.length} entries but query has ${n}; send one label per query`, "labels");
+    if (n > config.maxBatch) throw new HttpError(413, `${n} queries is over the limit of ${config.maxBatch}; lower the micro batch size (or raise ASSAY_MAX_BATCH)`, "query");
+    const verifier = typeof req.query.verifier === "string" ? req.query.verifier : undefined;
+    const nullRewardRaw = typeof req.query.null_reward === "string" ? Number(req.query.null_reward) : 0;
+    if (!Number.isFinite(nullRewardRaw)) throw new HttpError(400, "null_reward must be a number, e.g. ?null_reward=0", "null_reward");
+    const items = body.query.map((q, i) => {
+      const prompt = body.prompts?.[i];
+      const item = itemFor(body.labels?.[i], verifier, prompt, responseOf(q, prompt), i);
+      if (!item.verifier) {
+        throw new HttpError(400, `label ${i} names no verifier: send labels as {"verifier": …, "reference": …} or add ?verifier=NAME to the URL`, "labels");
+      }
+      return item;
+    });
+    const release = limiter.acquire(n, config.retryAfterS);
+    try {
+      const results = await scorer.scoreBatch(items);
+      const rewards = results.map((x) => (x.reward === null ? nullRewardRaw : x.reward));
+      const unscored = results.filter((x) => x.reward === null).length;
+      res.json({
+        rewards,
+        scores: rewards,
+        extra_logs: {
+          assay_unscored: results.map((x) => (x.reward === null ? 1 : 0)),
+          assay_unscored_fraction: n ? unscored / n : 0,
+        },
+        results,
+      });
+    } finally {
+      release();
+    }
+  });
+  return r;
+}

@@ -1,0 +1,48 @@
+/** Builds the whole service from configuration and listens; closes cleanly on SIGINT/SIGTERM. */
+import type { Server } from "node:http";
+import pino, { type Logger } from "pino";
+import { loadConfig, type Config } from "../core/config.js";
+import { defaultRegistry } from "../core/discover.js";
+import { createServices } from "../core/services.js";
+import { createApp, type AppHandle } from "./app.js";
+
+export interface Running extends AppHandle {
+  server: Server;
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startServer(config: Config = loadConfig(), log: Logger = pino({ level: config.logLevel })): Promise<Running> {
+  const registry = await defaultRegistry();
+  const services = createServices({ sandbox: config.sandbox, log });
+  const handle = createApp({ config, registry, services, log });
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = handle.app.listen(config.port, config.host, () => resolve(s));
+    s.once("error", reject);
+  });
+  // Keep-alive longer than common client pools so idle sockets are closed by the client side.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  const addr = server.address();
+  const port = typeof addr === "object" && addr ? addr.port : config.port;
+  const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
+  log.info({ url, verifiers: registry.names() }, `assay listening on ${url}`);
+  let closing: Promise<void> | undefined;
+  return {
+    ...handle,
+    server,
+    url,
+    close() {
+      closing ??= (async () => {
+        const closed = new Promise<void>((r) => server.close(() => r()));
+        server.closeIdleConnections();
+        const force = setTimeout(() => server.closeAllConnections(), 5_000).unref();
+        await closed;
+        clearTimeout(force);
+        await registry.close();
+        await services.close();
+      })();
+      return closing;
+    },
+  };
+}

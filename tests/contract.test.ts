@@ -1,0 +1,237 @@
+/** The HTTP contract, field by field, through supertest. */
+import { test, describe } from "node:test";
+import assert from "node:assert/strict";
+import request from "supertest";
+import { parse } from "yaml";
+import { testApp } from "./helpers.js";
+import { check } from "../src/core/contract.js";
+
+const RESULT_KEYS = ["details", "elapsed_ms", "reason", "reward", "status", "verifier"];
+
+describe("POST /reward", () => {
+  test("scores one item with every result field", async () => {
+    const { app } = await testApp();
+    const res = await request(app).post("/reward").send({ id: "q1", verifier: "exact", response: " Paris ", reference: "paris" }).expect(200);
+    assert.deepEqual(Object.keys(res.body).sort(), ["id", ...RESULT_KEYS].sort());
+    assert.equal(res.body.id, "q1");
+    assert.equal(res.body.verifier, "exact");
+    assert.equal(res.body.reward, 1);
+    assert.equal(res.body.status, "ok");
+    assert.equal(typeof res.body.reason, "string");
+    assert.equal(typeof res.body.elapsed_ms, "number");
+    assert.equal(check("RewardResult", res.body), null);
+    assert.ok(res.headers["x-request-id"]);
+  });
+
+  test("a wrong answer is ok with reward 0, and id is absent when not sent", async () => {
+    const { app } = await testApp();
+    const res = await request(app).post("/reward").send({ verifier: "exact", response: "Lyon", reference: "Paris" }).expect(200);
+    assert.equal(res.body.status, "ok");
+    assert.equal(res.body.reward, 0);
+    assert.equal("id" in res.body, false);
+  });
+
+  test("malformed request: 400 with a JSON error naming the field", async () => {
+    const { app } = await testApp();
+    let res = await request(app).post("/reward").send({ verifier: "exact" }).expect(400);
+    assert.equal(res.body.field, "response");
+    assert.match(res.body.error, /response/);
+    res = await request(app).post("/reward").send({ verifier: "exact", response: 5 }).expect(400);
+    assert.equal(res.body.field, "response");
+    res = await request(app).post("/reward").send({ verifier: "exact", response: "x", extra: 1 }).expect(400);
+    assert.match(res.body.error, /unknown field "extra"/);
+    res = await request(app).post("/reward").set("content-type", "application/json").send("{not json").expect(400);
+    assert.match(res.body.error, /not valid JSON/);
+    res = await request(app).post("/reward").set("content-type", "application/json").send("[1,2]").expect(400);
+    assert.match(res.body.error, /JSON object/);
+  });
+
+  test("unknown verifier and bad reference are invalid results, not errors", async () => {
+    const { app } = await testApp();
+    let res = await request(app).post("/reward").send({ verifier: "nope", response: "x" }).expect(200);
+    assert.equal(res.body.status, "invalid");
+    assert.equal(res.body.reward, null);
+    assert.match(res.body.reason, /unknown verifier "nope"; known: .*exact/);
+    res = await request(app).post("/reward").send({ verifier: "choice", response: "B", reference: "not a letter" }).expect(200);
+    assert.equal(res.body.status, "invalid");
+    assert.match(res.body.reason, /reference/);
+    res = await request(app).post("/reward").send({ verifier: "exact", response: "B", reference: "B", options: { bogus: true } }).expect(200);
+    assert.equal(res.body.status, "invalid");
+    assert.match(res.body.reason, /options.*bogus/);
+  });
+
+  test("a deadline becomes status error with reward null, not a hung request", async () => {
+    const { app } = await testApp({ ASSAY_DEADLINE_MS: "50" });
+    const t0 = Date.now();
+    let res = await request(app).post("/reward").send({ verifier: "test-sleep", response: "", options: { ms: 5000 } }).expect(200);
+    assert.ok(Date.now() - t0 < 2000);
+    assert.equal(res.body.status, "error");
+    assert.equal(res.body.reward, null);
+    assert.match(res.body.reason, /deadline of 50 ms/);
+    // a per-item deadline overrides the default
+    res = await request(app).post("/reward").send({ verifier: "test-sleep", response: "", options: { ms: 100 }, deadline_ms: 2000 }).expect(200);
+    assert.equal(res.body.status, "ok");
+  });
+
+  test("verifier bugs become error/null, never a 5xx", async () => {
+    const { app } = await testApp();
+    for (const mode of ["throw", "nan", "null"]) {
+      const res = await request(app).post("/reward").send({ verifier: "test-broken", response: "", options: { mode } }).expect(200);
+      assert.equal(res.body.status, "error", mode);
+      assert.equal(res.body.reward, null, mode);
+    }
+  });
+});
+
+describe("POST /reward/batch", () => {
+  test("results in input order; one malformed item does not spoil the rest", async () => {
+    const { app } = await testApp();
+    const items = [
+      { id: 0, verifier: "exact", response: "4", reference: "4" },
+      { id: 1, verifier: "exact", response: 4 },
+      "not an object",
+      { id: 3, verifier: "choice", response: "The answer is (C).", reference: "C" },
+      { id: 4, verifier: "test-sleep", response: "", options: { ms: 30 } },
+      { id: 5, verifier: "exact", response: "5", reference: "4" },
+    ];
+    const res = await request(app).post("/reward/batch").send({ items }).expect(200);
+    const r = res.body.results;
+    assert.equal(r.length, items.length);
+    assert.equal(check("BatchResponse", res.body), null);
+    assert.deepEqual(r.map((x: any) => x.status), ["ok", "invalid", "invalid", "ok", "ok", "ok"]);
+    assert.deepEqual(r.map((x: any) => x.reward), [1, null, null, 1, 1, 0]);
+    assert.deepEqual(r.map((x: any) => x.id), [0, 1, undefined, 3, 4, 5]);
+    assert.match(r[1].reason, /response/);
+  });
+
+  test("items are scored concurrently, up to the configured limit", async () => {
+    const { app } = await testApp({ ASSAY_BATCH_CONCURRENCY: "8" });
+    const items = Array.from({ length: 8 }, () => ({ verifier: "test-sleep", response: "", options: { ms: 200 } }));
+    const t0 = Date.now();
+    await request(app).post("/reward/batch").send({ items }).expect(200);
+    assert.ok(Date.now() - t0 < 1200, `8 x 200ms items took ${Date.now() - t0}ms`);
+    const { app: serial } = await testApp({ ASSAY_BATCH_CONCURRENCY: "1" });
+    const t1 = Date.now();
+    await request(serial).post("/reward/batch").send({ items: items.slice(0, 4) }).expect(200);
+    assert.ok(Date.now() - t1 >= 780, "concurrency 1 runs one at a time");
+  });
+
+  test("batch-level deadline applies to items without their own", async () => {
+    const { app } = await testApp();
+    const res = await request(app).post("/reward/batch")
+      .send({ deadline_ms: 40, items: [{ verifier: "test-sleep", response: "", options: { ms: 1000 } }, { verifier: "test-sleep", response: "", options: { ms: 100 }, deadline_ms: 3000 }] })
+      .expect(200);
+    assert.deepEqual(res.body.results.map((x: any) => x.status), ["error", "ok"]);
+  });
+
+  test("400 names the field; batch cap gives 413", async () => {
+    const { app } = await testApp({ ASSAY_MAX_BATCH: "10" });
+    let res = await request(app).post("/reward/batch").send({ item: [] }).expect(400);
+    assert.match(res.body.error, /items|item/);
+    res = await request(app).post("/reward/batch").send({ items: "x" }).expect(400);
+    assert.equal(res.body.field, "items");
+    res = await request(app).post("/reward/batch").send({ items: Array.from({ length: 11 }, () => ({ verifier: "exact", response: "" })) }).expect(413);
+    assert.match(res.body.error, /ASSAY_MAX_BATCH/);
+  });
+});
+
+describe("limits and auth", () => {
+  test("over the in-flight cap: 429 with Retry-After, then serves again", async () => {
+    const { app, limiter } = await testApp({ ASSAY_MAX_INFLIGHT: "4", ASSAY_RETRY_AFTER_S: "2" });
+    const slow = request(app).post("/reward/batch").send({ items: Array.from({ length: 4 }, () => ({ verifier: "test-sleep", response: "", options: { ms: 300 } })) });
+    const slowP = slow.then((r) => r);
+    while (limiter.inflight < 4) await new Promise((r) => setTimeout(r, 5));
+    const busy = await request(app).post("/reward").send({ verifier: "exact", response: "a", reference: "a" }).expect(429);
+    assert.equal(busy.headers["retry-after"], "2");
+    assert.match(busy.body.error, /busy/);
+    await slowP;
+    await request(app).post("/reward").send({ verifier: "exact", response: "a", reference: "a" }).expect(200);
+    assert.equal(limiter.inflight, 0);
+  });
+
+  test("body over the cap: 413 with a JSON error", async () => {
+    const { app } = await testApp({ ASSAY_MAX_BODY: "1kb" });
+    const res = await request(app).post("/reward").send({ verifier: "exact", response: "x".repeat(4000) }).expect(413);
+    assert.match(res.body.error, /ASSAY_MAX_BODY/);
+  });
+
+  test("with ASSAY_API_KEYS every route but /healthz needs the bearer key", async () => {
+    const { app } = await testApp({ ASSAY_API_KEYS: "k1,k2" });
+    await request(app).get("/healthz").expect(200);
+    for (const path of ["/verifiers", "/metrics", "/openapi.yaml"]) {
+      const res = await request(app).get(path).expect(401);
+      assert.match(res.body.error, /Authorization: Bearer/);
+    }
+    await request(app).post("/reward").send({ verifier: "exact", response: "a" }).expect(401);
+    await request(app).post("/reward").set("Authorization", "Bearer wrong").send({ verifier: "exact", response: "a" }).expect(401);
+    await request(app).post("/reward").set("Authorization", "Bearer k2").send({ verifier: "exact", response: "a", reference: "a" }).expect(200);
+    await request(app).get("/verifiers").set("Authorization", "Bearer k1").expect(200);
+  });
+});
+
+describe("discovery surfaces", () => {
+  test("GET /verifiers lists each verifier with its schemas", async () => {
+    const { app } = await testApp();
+    const res = await request(app).get("/verifiers").expect(200);
+    const names = res.body.verifiers.map((v: any) => v.name);
+    for (const n of ["exact", "choice", "regex", "format"]) assert.ok(names.includes(n), n);
+    for (const v of res.body.verifiers) {
+      assert.equal(typeof v.description, "string");
+      assert.equal(typeof v.reference_schema, "object");
+      assert.equal(v.options_schema.type, "object");
+    }
+    assert.equal(check("VerifierList", res.body), null);
+  });
+
+  test("healthz, openapi.yaml, docs, 404", async () => {
+    const { app } = await testApp();
+    const h = await request(app).get("/healthz").expect(200);
+    assert.equal(h.body.status, "ok");
+    const spec = await request(app).get("/openapi.yaml").expect(200);
+    assert.equal(parse(spec.text).openapi, "3.1.0");
+    const docs = await request(app).get("/docs").expect(200);
+    assert.match(docs.text, /swagger-ui-bundle\.js/);
+    await request(app).get("/docs/swagger-ui-bundle.js").expect(200);
+    const nf = await request(app).get("/nope").expect(404);
+    assert.match(nf.body.error, /no route GET \/nope/);
+  });
+
+  test("metrics count requests, items by verifier and status, and latency", async () => {
+    const { app } = await testApp();
+    await request(app).post("/reward/batch").send({ items: [
+      { verifier: "exact", response: "a", reference: "a" },
+      { verifier: "exact", response: "a", reference: "b" },
+      { verifier: "made-up-name", response: "a" },
+    ] });
+    const m = (await request(app).get("/metrics").expect(200)).text;
+    assert.match(m, /assay_items_total\{verifier="exact",status="ok"\} 2/);
+    assert.match(m, /assay_items_total\{verifier="unknown",status="invalid"\} 1/);
+    assert.doesNotMatch(m, /made-up-name/);
+    assert.match(m, /assay_http_requests_total\{method="POST",route="\/reward\/batch",status="200"\} 1/);
+    assert.match(m, /assay_item_duration_seconds_bucket\{le="0.001",verifier="exact"\}/);
+    assert.match(m, /assay_http_request_duration_seconds_count\{route="\/reward\/batch"\} 1/);
+  });
+});
+
+describe("POST /get_reward (OpenRLHF)", () => {
+  test("JSON labels, plain labels with ?verifier, prompt prefix stripped, nulls mapped", async () => {
+    const { app } = await testApp();
+    const res = await request(app).post("/get_reward?verifier=exact&null_reward=-1").send({
+      query: ["<u>Capital?</u>Paris", "<u>2+2?</u>The answer is (B)", "<u>x</u>y", "<u>z</u>w"],
+      prompts: ["<u>Capital?</u>", "<u>2+2?</u>", "<u>x</u>", "<u>z</u>"],
+      labels: ["paris", JSON.stringify({ verifier: "choice", reference: "B" }), { verifier: "test-broken", reference: null, options: { mode: "null" } }, "nope"],
+    }).expect(200);
+    assert.deepEqual(res.body.rewards, [1, 1, -1, 0]);
+    assert.deepEqual(res.body.scores, res.body.rewards);
+    assert.deepEqual(res.body.extra_logs.assay_unscored, [0, 0, 1, 0]);
+    assert.equal(check("GetRewardResponse", res.body), null);
+  });
+
+  test("mismatched lengths and a missing verifier are 400s that say what to change", async () => {
+    const { app } = await testApp();
+    let res = await request(app).post("/get_reward").send({ query: ["a", "b"], labels: ["x"] }).expect(400);
+    assert.equal(res.body.field, "labels");
+    res = await request(app).post("/get_reward").send({ query: ["a"], labels: ["x"] }).expect(400);
+    assert.match(res.body.error, /\?verifier=/);
+  });
+});

@@ -1,0 +1,79 @@
+/**
+ * format: rewards R1-style well-formed output: one reasoning block `<think>…</think>` first, then
+ * the answer (inside `<answer>…</answer>` when an answer tag is configured). Tags are configurable.
+ */
+import type { Verifier } from "../../src/core/types.js";
+
+export interface FormatOptions {
+  think_tag?: string;
+  /** Tag the answer must sit in; null means any non-empty text after the reasoning block. */
+  answer_tag?: string | null;
+  /** Nothing but whitespace may stand outside the tags (default true). */
+  strict?: boolean;
+  /** Whether the reasoning block may be missing because the chat template opened it (default false). */
+  think_opened_by_template?: boolean;
+  /** Reward for well-formed output (default 1). */
+  reward?: number;
+  /** Reward for malformed output (default 0; -1 is common as a penalty). */
+  penalty?: number;
+}
+
+function count(hay: string, needle: string): number {
+  let n = 0;
+  for (let i = hay.indexOf(needle); i >= 0; i = hay.indexOf(needle, i + needle.length)) n++;
+  return n;
+}
+
+/** Returns null when well-formed, else what is wrong. */
+export function checkFormat(response: string, o: FormatOptions): string | null {
+  const think = o.think_tag ?? "think";
+  const answer = o.answer_tag === undefined ? "answer" : o.answer_tag;
+  const strict = o.strict !== false;
+  const [to, tc] = [`<${think}>`, `</${think}>`];
+  let text = response;
+  if (o.think_opened_by_template && !text.trimStart().startsWith(to)) text = to + text;
+  const lead = text.trimStart();
+  if (!lead.startsWith(to)) return `does not start with ${to}`;
+  if (count(text, to) !== 1) return `${to} appears ${count(text, to)} times; exactly one is required`;
+  if (count(text, tc) !== 1) return `${tc} appears ${count(text, tc)} times; exactly one is required`;
+  const end = text.indexOf(tc);
+  const reasoning = text.slice(text.indexOf(to) + to.length, end);
+  if (!reasoning.trim()) return `the ${think} block is empty`;
+  const rest = text.slice(end + tc.length);
+  if (answer === null) return rest.trim() ? null : `no answer after ${tc}`;
+  const [ao, ac] = [`<${answer}>`, `</${answer}>`];
+  if (count(rest, ao) !== 1 || count(rest, ac) !== 1) return `exactly one ${ao}…${ac} block is required after ${tc}`;
+  if (count(text, ao) !== 1) return `${ao} appears inside the ${think} block`;
+  const a0 = rest.indexOf(ao);
+  const a1 = rest.indexOf(ac);
+  if (a1 < a0) return `${ac} comes before ${ao}`;
+  if (!rest.slice(a0 + ao.length, a1).trim()) return `the ${answer} block is empty`;
+  if (strict && (rest.slice(0, a0).trim() || rest.slice(a1 + ac.length).trim())) {
+    return `text outside the ${ao} block after ${tc} (strict)`;
+  }
+  return null;
+}
+
+export const format: Verifier<unknown, FormatOptions> = {
+  name: "format",
+  description: "R1-style format reward: <think>…</think> then the answer (in <answer>…</answer> by default).",
+  referenceSchema: {},
+  optionsSchema: {
+    additionalProperties: false,
+    properties: {
+      think_tag: { type: "string", pattern: "^[A-Za-z][A-Za-z0-9_-]{0,31}$", default: "think" },
+      answer_tag: { type: ["string", "null"], pattern: "^[A-Za-z][A-Za-z0-9_-]{0,31}$", default: "answer" },
+      strict: { type: "boolean", default: true },
+      think_opened_by_template: { type: "boolean", default: false },
+      reward: { type: "number", default: 1 },
+      penalty: { type: "number", default: 0 },
+    },
+  },
+  async verify(item) {
+    const o = item.options ?? {};
+    const problem = checkFormat(item.response, o);
+    return problem === null
+      ? { reward: o.reward ?? 1, reason: "well-formed", details: {} }
+      : { reward: o.penalty ?? 0, reason: `malformed: ${problem}`, details: { problem } };
+  },
+};
