@@ -46,18 +46,21 @@ describe("POST /reward", () => {
     assert.match(res.body.error, /JSON object/);
   });
 
-  test("unknown verifier and bad reference are invalid results, not errors", async () => {
+  test("unknown verifier, bad reference, bad options: 400 naming the field (invalid results inside a batch)", async () => {
     const { app } = await testApp();
-    let res = await request(app).post("/reward").send({ verifier: "nope", response: "x" }).expect(200);
-    assert.equal(res.body.status, "invalid");
-    assert.equal(res.body.reward, null);
-    assert.match(res.body.reason, /unknown verifier "nope"; known: .*exact/);
-    res = await request(app).post("/reward").send({ verifier: "choice", response: "B", reference: "not a letter" }).expect(200);
-    assert.equal(res.body.status, "invalid");
-    assert.match(res.body.reason, /reference/);
-    res = await request(app).post("/reward").send({ verifier: "exact", response: "B", reference: "B", options: { bogus: true } }).expect(200);
-    assert.equal(res.body.status, "invalid");
-    assert.match(res.body.reason, /options.*bogus/);
+    let res = await request(app).post("/reward").send({ verifier: "nope", response: "x" }).expect(400);
+    assert.equal(res.body.field, "verifier");
+    assert.match(res.body.error, /unknown verifier "nope"; known: .*exact/);
+    res = await request(app).post("/reward").send({ verifier: "choice", response: "B", reference: "not a letter" }).expect(400);
+    assert.equal(res.body.field, "reference");
+    res = await request(app).post("/reward").send({ verifier: "exact", response: "B", reference: "B", options: { bogus: true } }).expect(400);
+    assert.equal(res.body.field, "options");
+    assert.match(res.body.error, /bogus/);
+    res = await request(app).post("/reward").send({ verifier: "regex", response: "B", reference: "(unclosed" }).expect(400);
+    assert.equal(res.body.field, "reference");
+    assert.match(res.body.error, /not valid RE2/);
+    const batch = await request(app).post("/reward/batch").send({ items: [{ verifier: "nope", response: "x" }, { verifier: "regex", response: "B", reference: "(" }] }).expect(200);
+    assert.deepEqual(batch.body.results.map((r: any) => [r.status, r.reward, r.details.field]), [["invalid", null, "verifier"], ["invalid", null, "reference"]]);
   });
 
   test("a deadline becomes status error with reward null, not a hung request", async () => {

@@ -7,6 +7,8 @@ export interface Config {
   apiKeys: string[];
   /** Max request body, bytes. */
   maxBodyBytes: number;
+  /** Max nesting of objects/arrays in a request body. */
+  maxDepth: number;
   /** Max items in one /reward/batch request. */
   maxBatch: number;
   /** Max items being scored at once across all requests; more gets HTTP 429. */
@@ -52,6 +54,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: int(env, "ASSAY_PORT", 8787),
     apiKeys: (env.ASSAY_API_KEYS ?? "").split(",").map((s) => s.trim()).filter(Boolean),
     maxBodyBytes: bytes(env, "ASSAY_MAX_BODY", 8 * 1024 * 1024),
+    maxDepth: int(env, "ASSAY_MAX_DEPTH", 64, 2),
     maxBatch: int(env, "ASSAY_MAX_BATCH", 4096, 1),
     maxInflight: int(env, "ASSAY_MAX_INFLIGHT", 16_384, 1),
     batchConcurrency: int(env, "ASSAY_BATCH_CONCURRENCY", 64, 1),

@@ -8,6 +8,7 @@ import type { RewardItem, RewardResult, Services, Status } from "./types.js";
 import { InvalidItemError, MachineryError } from "./types.js";
 import type { Registry } from "./registry.js";
 import { check } from "./contract.js";
+import { fieldOf } from "./schema.js";
 
 export interface ScorerOptions {
   registry: Registry;
@@ -54,11 +55,11 @@ export class Scorer {
     const asObj = (raw && typeof raw === "object" ? raw : {}) as Partial<RewardItem>;
     const id = validId(asObj.id);
     const verifierName = typeof asObj.verifier === "string" ? asObj.verifier : "";
-    if (shapeError) return finish(t0, id, verifierName, "invalid", null, `item ${shapeError}`);
+    if (shapeError) return finish(t0, id, verifierName, "invalid", null, `item ${shapeError}`, { field: fieldOf(shapeError) });
     const item = raw as RewardItem;
 
     const resolved = this.opts.registry.resolve(item);
-    if ("invalid" in resolved) return finish(t0, id, verifierName, "invalid", null, resolved.invalid);
+    if ("invalid" in resolved) return finish(t0, id, verifierName, "invalid", null, resolved.invalid, { field: resolved.field });
     const { verifier } = resolved;
 
     const deadlineMs = Math.min(item.deadline_ms ?? o.deadlineMs ?? this.opts.deadlineMs, this.opts.maxDeadlineMs);
@@ -100,7 +101,7 @@ export class Scorer {
       return finish(t0, id, verifier.name, "ok", outcome.reward, outcome.reason, outcome.details);
     } catch (err) {
       const e = err instanceof Error ? err : new Error(String(err));
-      if (e instanceof InvalidItemError) return finish(t0, id, verifier.name, "invalid", null, e.message);
+      if (e instanceof InvalidItemError) return finish(t0, id, verifier.name, "invalid", null, e.message, { field: e.field });
       if (!(e instanceof MachineryError)) log.error({ err: e, verifier: verifier.name }, "verifier threw");
       const details = e instanceof MachineryError ? e.details : {};
       const reason = e instanceof MachineryError ? e.message : `internal error in verifier ${verifier.name}: ${e.message}`;

@@ -58,16 +58,16 @@ export class Registry {
    * Looks up the item's verifier and checks reference and options.
    * Returns the verifier, or a reason the item is invalid (naming the field).
    */
-  resolve(item: RewardItem): { verifier: Verifier } | { invalid: string } {
+  resolve(item: RewardItem): { verifier: Verifier } | { invalid: string; field: string } {
     const entry = this.entries.get(item.verifier);
     if (!entry) {
-      return { invalid: `unknown verifier ${JSON.stringify(item.verifier)}; known: ${this.names().join(", ")}` };
+      return { invalid: `unknown verifier ${JSON.stringify(item.verifier)}; known: ${this.names().join(", ")}`, field: "verifier" };
     }
     if (!entry.validateReference(item.reference)) {
-      return { invalid: describeErrors(entry.validateReference.errors, "reference") };
+      return { invalid: describeErrors(entry.validateReference.errors, "reference"), field: "reference" };
     }
     if (!entry.validateOptions(item.options ?? {})) {
-      return { invalid: describeErrors(entry.validateOptions.errors, "options") };
+      return { invalid: describeErrors(entry.validateOptions.errors, "options"), field: "options" };
     }
     return { verifier: entry.verifier };
   }

@@ -27,3 +27,9 @@ export function describeErrors(errors: ErrorObject[] | null | undefined, root = 
   else if (e.keyword === "enum") msg = `must be one of ${JSON.stringify((e.params as any).allowedValues)}`;
   return where ? `at ${where}: ${msg}` : msg;
 }
+
+/** The field a one-line reason blames ("at /items/3/response: ..." -> "items.3.response"). */
+export function fieldOf(reason: string): string | undefined {
+  const m = /^(?:\w+ )?at (\S+):/.exec(reason);
+  return m ? m[1].replace(/^\//, "").replaceAll("/", ".") || undefined : undefined;
+}

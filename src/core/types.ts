@@ -96,7 +96,8 @@ export class MachineryError extends Error {
  * pattern that does not compile, tests that do not parse). The result is status "invalid".
  */
 export class InvalidItemError extends Error {
-  constructor(message: string) {
+  /** The item field to blame, "reference" unless said otherwise. */
+  constructor(message: string, readonly field = "reference") {
     super(message);
     this.name = "InvalidItemError";
   }

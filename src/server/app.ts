@@ -16,6 +16,7 @@ import { Metrics } from "./metrics.js";
 import { HttpError, fieldOf } from "./errors.js";
 import { bearerAuth } from "./auth.js";
 import { InflightLimiter } from "./limits.js";
+import { depthGuard } from "./depth.js";
 import { docsRouter } from "./docs.js";
 import { openrlhfRouter } from "./compat/openrlhf.js";
 import { compatRouters } from "./compat/index.js";
@@ -99,7 +100,7 @@ export function createApp({ config, registry, services, log }: AppDeps): AppHand
     res.json({ verifiers: registry.list() });
   });
 
-  const json = express.json({ limit: config.maxBodyBytes, strict: true, type: () => true });
+  const json = express.json({ limit: config.maxBodyBytes, strict: true, type: () => true, verify: depthGuard(config.maxDepth) });
   const requireObject = (req: Request) => {
     if (req.body === undefined || req.body === null || typeof req.body !== "object" || Array.isArray(req.body)) {
       throw new HttpError(400, "request body must be a JSON object (Content-Type: application/json)");
@@ -123,7 +124,10 @@ export function createApp({ config, registry, services, log }: AppDeps): AppHand
     validate("RewardItem", req.body);
     const release = limiter.acquire(1, config.retryAfterS);
     try {
-      res.json(await scorer.score(req.body, { signal: clientGone(req, res) }));
+      const result = await scorer.score(req.body, { signal: clientGone(req, res) });
+      // The item is the whole request here: an invalid one is a malformed request.
+      if (result.status === "invalid") throw new HttpError(400, result.reason, result.details.field as string | undefined);
+      res.json(result);
     } finally {
       release();
     }
@@ -159,7 +163,7 @@ export function createApp({ config, registry, services, log }: AppDeps): AppHand
     if (e.status >= 500) req.log?.error({ err }, "unhandled error");
     metrics.rejected.labels(rejectReason(e.status)).inc();
     for (const [k, v] of Object.entries(e.headers)) res.setHeader(k, v);
-    if (!res.headersSent) res.status(e.status).json(e.body());
+    if (!res.headersSent) res.status(e.status).json(e.payload());
   });
 
   return { app, scorer, metrics, limiter };

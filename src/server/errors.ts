@@ -8,13 +8,10 @@ export class HttpError extends Error {
   ) {
     super(message);
   }
-  body(): { error: string; field?: string } {
+  /** The JSON response body. (Not named `body`: body-parser assigns that on errors it wraps.) */
+  payload(): { error: string; field?: string } {
     return this.field ? { error: this.message, field: this.field } : { error: this.message };
   }
 }
 
-/** Pulls the field name out of a contract message like "at /items/3/response: must be string". */
-export function fieldOf(reason: string): string | undefined {
-  const m = /^at (\S+):/.exec(reason);
-  return m ? m[1].replace(/^\//, "").replaceAll("/", ".") || undefined : undefined;
-}
+export { fieldOf } from "../core/schema.js";

@@ -1,0 +1,143 @@
+/** Labelled cases for the text verifiers, positives and negatives. */
+import { test, describe } from "node:test";
+import assert from "node:assert/strict";
+import { exact } from "./exact.js";
+import { choice, extractChoice } from "./choice.js";
+import { regex } from "./regex.js";
+import { format, checkFormat } from "./format.js";
+import { lastBoxed } from "./normalize.js";
+import { InvalidItemError, type Verifier, type VerifyContext } from "../../src/core/types.js";
+import { quiet } from "../../tests/helpers.js";
+
+const ctx = { deadline: Date.now() + 1e6, signal: new AbortController().signal, log: quiet, services: {} } as unknown as VerifyContext;
+async function reward(v: Verifier, response: string, reference: unknown, options: Record<string, unknown> = {}) {
+  return (await v.verify({ verifier: v.name, response, reference, options }, ctx)).reward;
+}
+
+describe("exact", () => {
+  test("normalises case, whitespace and Unicode width by default", async () => {
+    assert.equal(await reward(exact, "  New   York\n", "new york"), 1);
+    assert.equal(await reward(exact, "ＡＢＣ", "abc"), 1); // NFKC full-width
+    assert.equal(await reward(exact, "New York.", "new york"), 0);
+    assert.equal(await reward(exact, "New York.", "new york", { strip_punctuation: true }), 1);
+  });
+  test("options: case and whitespace", async () => {
+    assert.equal(await reward(exact, "Paris", "paris", { case_sensitive: true }), 0);
+    assert.equal(await reward(exact, "a  b", "a b", { normalize_whitespace: false }), 0);
+  });
+  test("list of references, think stripping, extraction modes", async () => {
+    assert.equal(await reward(exact, "NYC", ["New York", "NYC"]), 1);
+    assert.equal(await reward(exact, "<think>maybe paris</think>Lyon", "paris"), 0);
+    assert.equal(await reward(exact, "<think>hmm</think> Paris", "paris"), 1);
+    assert.equal(await reward(exact, "reasoning...\nfinal: no\nParis", "paris", { extract: "last_line" }), 1);
+    assert.equal(await reward(exact, "so \\boxed{\\frac{1}{2}} done", "\\frac{1}{2}", { extract: "boxed" }), 1);
+    assert.equal(await reward(exact, "<answer>x</answer> then <answer>Paris</answer>", "paris", { extract: "answer_tag" }), 1);
+    assert.equal(await reward(exact, "no tags here", "paris", { extract: "answer_tag" }), 0);
+  });
+  test("a completion that contains the reference among other text is not exact", async () => {
+    assert.equal(await reward(exact, "Paris or Lyon", "paris"), 0);
+  });
+});
+
+describe("choice", () => {
+  const cases: [string, string | null][] = [
+    ["The answer is (B).", "B"],
+    ["Therefore the final answer is C", "C"],
+    ["Answer: D", "D"],
+    ["answer: (d)", "D"],
+    ["I pick **A** here.", "A"],
+    ["\\boxed{B}", "B"],
+    ["\\boxed{(C)}", "C"],
+    ["\\boxed{\\text{D}}", "D"],
+    ["\\boxed{B. 42}", "B"],
+    ["Reasoning...\n\nE", "E"],
+    ["<think>the answer is A</think>The answer is B", "B"],
+    ["The correct option is (A). Wait, no: the answer is C.", "C"],
+    ["The answer is a prime number.", null],
+    ["I don't know.", null],
+  ];
+  for (const [text, want] of cases) {
+    test(`extracts ${want} from ${JSON.stringify(text)}`, () => {
+      const got = extractChoice(text);
+      assert.deepEqual(got?.letters ?? null, want === null ? null : [want]);
+    });
+  }
+  test("rewards the right letter only", async () => {
+    assert.equal(await reward(choice, "The answer is (B).", "B"), 1);
+    assert.equal(await reward(choice, "The answer is (B).", "(b)"), 1);
+    assert.equal(await reward(choice, "The answer is (B).", "C"), 0);
+    assert.equal(await reward(choice, "The answer is (B).", ["B", "D"]), 1);
+  });
+  test("listing several options earns nothing (anti-hacking)", async () => {
+    assert.equal(await reward(choice, "\\boxed{A, B, C, D}", "B"), 0);
+    assert.equal(await reward(choice, "The answer is A or B", "B"), 0);
+    assert.equal(await reward(choice, "The answer is (A), (B), (C) and (D)", "B"), 0);
+    const out = await choice.verify({ verifier: "choice", response: "\\boxed{A,B}", reference: "A" }, ctx);
+    assert.match(out.reason, /several options/);
+  });
+  test("letters past num_choices are not options", async () => {
+    assert.equal(await reward(choice, "The answer is E", "E", { num_choices: 4 }), 0);
+    assert.equal(await reward(choice, "The answer is D", "D", { num_choices: 4 }), 1);
+  });
+  test("no answer found is reward 0 with that reason", async () => {
+    const out = await choice.verify({ verifier: "choice", response: "hmm", reference: "A" }, ctx);
+    assert.equal(out.reward, 0);
+    assert.equal(out.reason, "no answer found");
+  });
+});
+
+describe("regex", () => {
+  test("search and full modes", async () => {
+    assert.equal(await reward(regex, "the result is 42 apples", "\\b42\\b"), 1);
+    assert.equal(await reward(regex, "the result is 42 apples", "^\\d+$", { mode: "full" }), 0);
+    assert.equal(await reward(regex, " 42 \n", "\\d+", { mode: "full" }), 1);
+    assert.equal(await reward(regex, "YES", "yes", { case_insensitive: true }), 1);
+    assert.equal(await reward(regex, "YES", "yes"), 0);
+    assert.equal(await reward(regex, "<think>42</think>no", "42"), 0);
+    assert.equal(await reward(regex, "maybe", ["yes", "mayb."]), 1);
+  });
+  test("catastrophic-backtracking patterns run in linear time", async () => {
+    const t0 = performance.now();
+    assert.equal(await reward(regex, "a".repeat(50_000) + "!", "^(a+)+$", { mode: "full" }), 0);
+    assert.ok(performance.now() - t0 < 2000, `took ${performance.now() - t0}ms`);
+  });
+  test("a reference pattern that does not compile makes the item invalid", async () => {
+    await assert.rejects(regex.verify({ verifier: "regex", response: "x", reference: "(a" }, ctx), InvalidItemError);
+  });
+});
+
+describe("format", () => {
+  const good = "<think>\nreasoning\n</think>\n<answer>\n42\n</answer>";
+  test("well-formed R1 output earns the reward", async () => {
+    assert.equal(checkFormat(good, {}), null);
+    assert.equal(await reward(format, good, null), 1);
+    assert.equal(await reward(format, "  " + good + "\n", null), 1);
+  });
+  const bad: [string, RegExp][] = [
+    ["<answer>42</answer>", /does not start with <think>/],
+    ["<think>a</think><think>b</think><answer>1</answer>", /appears 2 times/],
+    ["<think>  </think><answer>1</answer>", /think block is empty/],
+    ["<think>a</think>", /exactly one <answer>/],
+    ["<think>a</think><answer> </answer>", /answer block is empty/],
+    ["<think>a</think>chatter<answer>1</answer>", /text outside/],
+    ["<think>a<answer>1</answer></think><answer>1</answer>", /inside the think block/],
+  ];
+  for (const [text, why] of bad) {
+    test(`rejects ${JSON.stringify(text)}`, () => assert.match(checkFormat(text, {}) ?? "", why));
+  }
+  test("options: tags, non-strict, no answer tag, template-opened think, penalty", async () => {
+    assert.equal(await reward(format, "<reasoning>x</reasoning><final>y</final>", null, { think_tag: "reasoning", answer_tag: "final" }), 1);
+    assert.equal(await reward(format, "<think>a</think>chatter<answer>1</answer>", null, { strict: false }), 1);
+    assert.equal(await reward(format, "<think>a</think> The answer is 4.", null, { answer_tag: null }), 1);
+    assert.equal(await reward(format, "<think>a</think>   ", null, { answer_tag: null }), 0);
+    assert.equal(await reward(format, "reasoning</think><answer>1</answer>", null, { think_opened_by_template: true }), 1);
+    assert.equal(await reward(format, "nothing", null, { penalty: -1 }), -1);
+  });
+});
+
+test("lastBoxed handles nesting and escapes", () => {
+  assert.equal(lastBoxed("\\boxed{1} and \\boxed{\\frac{a}{b}}"), "\\frac{a}{b}");
+  assert.equal(lastBoxed("\\fbox{x}"), "x");
+  assert.equal(lastBoxed("\\boxed{unclosed"), null);
+  assert.equal(lastBoxed("\\boxed{\\{1,2\\}}"), "\\{1,2\\}");
+});
