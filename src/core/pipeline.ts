@@ -4,6 +4,7 @@
  */
 import type { Logger } from "pino";
 import pLimit from "p-limit";
+import { setMaxListeners } from "node:events";
 import type { RewardItem, RewardResult, Services, Status } from "./types.js";
 import { InvalidItemError, MachineryError } from "./types.js";
 import type { Registry } from "./registry.js";
@@ -47,7 +48,22 @@ export class Scorer {
   /** Scores raw items concurrently (up to batchConcurrency), results in input order. Never rejects. */
   async scoreBatch(items: unknown[], o: ScoreOptions = {}): Promise<RewardResult[]> {
     const limit = pLimit(this.opts.batchConcurrency);
-    return Promise.all(items.map((it) => limit(() => this.score(it, o))));
+    // One listener on the request's signal for the whole batch, fanned out to the items.
+    let inner: ScoreOptions = o;
+    let onAbort: (() => void) | undefined;
+    if (o.signal) {
+      const ac = new AbortController();
+      setMaxListeners(0, ac.signal);
+      onAbort = () => ac.abort(o.signal!.reason);
+      if (o.signal.aborted) onAbort();
+      else o.signal.addEventListener("abort", onAbort, { once: true });
+      inner = { ...o, signal: ac.signal };
+    }
+    try {
+      return await Promise.all(items.map((it) => limit(() => this.score(it, inner))));
+    } finally {
+      if (onAbort) o.signal!.removeEventListener("abort", onAbort);
+    }
   }
 
   private async scoreInner(raw: unknown, o: ScoreOptions, t0: number): Promise<RewardResult> {
@@ -63,33 +79,42 @@ export class Scorer {
     const { verifier } = resolved;
 
     const deadlineMs = Math.min(item.deadline_ms ?? o.deadlineMs ?? this.opts.deadlineMs, this.opts.maxDeadlineMs);
-    const controller = new AbortController();
-    const onOuterAbort = () => controller.abort(o.signal?.reason ?? new Error("request aborted"));
+    // The item's abort signal is made only when a verifier reads ctx.signal: creating an
+    // AbortSignal costs more than a whole text verification, and most verifiers never look.
+    let controller: AbortController | undefined;
+    let stopped: Error | undefined;
+    let fail!: (e: Error) => void;
+    const guard = new Promise<never>((_, reject) => (fail = reject));
+    const stop = (err: Error) => {
+      stopped = err;
+      controller?.abort(err);
+      fail(err);
+    };
+    const onOuterAbort = () => stop(new MachineryError("request aborted by the client"));
+    const timer = setTimeout(
+      () => stop(new MachineryError(`deadline of ${deadlineMs} ms exceeded`, { deadline_ms: deadlineMs })),
+      deadlineMs,
+    );
     o.signal?.addEventListener("abort", onOuterAbort, { once: true });
-    let timer: NodeJS.Timeout | undefined;
     const log = this.opts.log;
     try {
       if (o.signal?.aborted) throw new MachineryError("request aborted before scoring");
-      await this.opts.registry.ensureInit(verifier, { log, services: this.opts.services });
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          const err = new MachineryError(`deadline of ${deadlineMs} ms exceeded`, { deadline_ms: deadlineMs });
-          controller.abort(err);
-          reject(err);
-        }, deadlineMs);
-      });
-      const aborted = new Promise<never>((_, reject) => {
-        controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true });
-      });
+      const init = this.opts.registry.ensureInit(verifier, { log, services: this.opts.services });
+      if (init) await Promise.race([init, guard]);
       const outcome = await Promise.race([
         verifier.verify(item, {
           deadline: Date.now() + deadlineMs,
-          signal: controller.signal,
+          get signal() {
+            if (!controller) {
+              controller = new AbortController();
+              if (stopped) controller.abort(stopped);
+            }
+            return controller.signal;
+          },
           log,
           services: this.opts.services,
         }),
-        timeout,
-        aborted,
+        guard,
       ]);
       if (outcome.reward === null) {
         return finish(t0, id, verifier.name, "error", null, outcome.reason, outcome.details);
@@ -109,7 +134,6 @@ export class Scorer {
     } finally {
       clearTimeout(timer);
       o.signal?.removeEventListener("abort", onOuterAbort);
-      if (!controller.signal.aborted) controller.abort(new Error("item finished"));
     }
   }
 }

@@ -20,6 +20,7 @@ export class Registry {
   private readonly entries = new Map<string, Entry>();
   private readonly ajv = newAjv();
   private readonly initialised = new Map<string, Promise<void>>();
+  private readonly ready = new Set<string>();
 
   register(verifier: Verifier): this {
     if (!/^[a-z][a-z0-9_.-]*$/.test(verifier.name)) {
@@ -72,12 +73,22 @@ export class Registry {
     return { verifier: entry.verifier };
   }
 
-  /** Runs a verifier's init once; later calls share the same promise. */
-  ensureInit(verifier: Verifier, ctx: VerifierInitContext): Promise<void> {
-    if (!verifier.init) return Promise.resolve();
+  /**
+   * Runs a verifier's init once. Returns a promise while init is pending (or failed), and
+   * undefined once it has succeeded, so the hot path awaits nothing. A failed init is retried
+   * by the next item.
+   */
+  ensureInit(verifier: Verifier, ctx: VerifierInitContext): Promise<void> | undefined {
+    if (!verifier.init || this.ready.has(verifier.name)) return undefined;
     let p = this.initialised.get(verifier.name);
     if (!p) {
-      p = verifier.init(ctx);
+      p = verifier.init(ctx).then(
+        () => void this.ready.add(verifier.name),
+        (err) => {
+          this.initialised.delete(verifier.name);
+          throw err;
+        },
+      );
       this.initialised.set(verifier.name, p);
     }
     return p;

@@ -75,10 +75,9 @@ export function createApp({ config, registry, services, log }: AppDeps): AppHand
   app.use((req, res, next) => {
     const t0 = performance.now();
     res.on("finish", () => {
-      const route = (req.route?.path as string | undefined) ?? (res.statusCode === 404 ? "unmatched" : "other");
-      const full = (req.baseUrl || "") + (typeof route === "string" && route.startsWith("/") ? route : "");
-      metrics.requests.labels(req.method, full || route, String(res.statusCode)).inc();
-      metrics.requestSeconds.labels(full || route).observe((performance.now() - t0) / 1000);
+      const path = req.route?.path as string | undefined;
+      const route = path ? (req.baseUrl || "") + path : res.statusCode === 404 ? "unmatched" : "other";
+      metrics.observeRequest(req.method, route, res.statusCode, (performance.now() - t0) / 1000);
     });
     next();
   });

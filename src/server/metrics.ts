@@ -45,6 +45,19 @@ export class Metrics {
     if (opts.defaultMetrics !== false) client.collectDefaultMetrics({ register: this.registry, prefix: "assay_" });
   }
 
+  private readonly reqChildren = new Map<string, [client.Counter.Internal, client.Histogram.Internal<"route">]>();
+
+  observeRequest(method: string, route: string, status: number, seconds: number): void {
+    const key = `${method} ${route} ${status}`;
+    let c = this.reqChildren.get(key);
+    if (!c) {
+      c = [this.requests.labels(method, route, String(status)), this.requestSeconds.labels(route)];
+      this.reqChildren.set(key, c);
+    }
+    c[0].inc();
+    c[1].observe(seconds);
+  }
+
   observeItem(r: RewardResult): void {
     // Verifier names in invalid items come from clients: only known names become label values.
     const verifier = this.known.has(r.verifier) ? r.verifier : "unknown";

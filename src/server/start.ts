@@ -12,7 +12,17 @@ export interface Running extends AppHandle {
   close(): Promise<void>;
 }
 
-export async function startServer(config: Config = loadConfig(), log: Logger = pino({ level: config.logLevel })): Promise<Running> {
+/**
+ * JSON logs to stdout through a buffered asynchronous writer: one write per few KB instead of a
+ * syscall per request. Flushed on close and on exit.
+ */
+export function serverLogger(level: string): Logger {
+  const dest = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  process.once("exit", () => dest.flushSync());
+  return pino({ level }, dest);
+}
+
+export async function startServer(config: Config = loadConfig(), log: Logger = serverLogger(config.logLevel)): Promise<Running> {
   const registry = await defaultRegistry();
   const services = createServices({ sandbox: config.sandbox, log });
   const handle = createApp({ config, registry, services, log });
@@ -41,6 +51,7 @@ export async function startServer(config: Config = loadConfig(), log: Logger = p
         clearTimeout(force);
         await registry.close();
         await services.close();
+        log.flush();
       })();
       return closing;
     },

@@ -14,7 +14,7 @@ export function normalize(s: string, o: NormalizeOptions = {}): string {
   let t = s.normalize("NFKC");
   if (o.whitespace !== false) t = t.replace(/\s+/gu, " ").trim();
   if (o.stripPunctuation) t = t.replace(EDGE_PUNCT, "");
-  if (!o.caseSensitive) t = t.toLocaleLowerCase("en-US");
+  if (!o.caseSensitive) t = t.toLowerCase();
   return t;
 }
 

@@ -1,0 +1,72 @@
+/** Shared bench helpers: start a server in its own process, drive it with autocannon. */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+import { existsSync, openSync } from "node:fs";
+import autocannon from "autocannon";
+
+export const root = new URL("..", import.meta.url).pathname;
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Runs `node args...` with ASSAY_PORT set, output to /dev/null, and waits for /healthz. */
+export async function startServer(args: string[], env: Record<string, string> = {}): Promise<{ port: number; url: string; child: ChildProcess }> {
+  const port = await freePort();
+  const out = openSync("/dev/null", "w");
+  const child = spawn(process.execPath, args, {
+    cwd: root,
+    env: { ...process.env, ASSAY_PORT: String(port), ASSAY_LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", out, "inherit"],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const t0 = Date.now();
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${args.join(" ")} exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(url + "/healthz")).ok) break;
+    } catch {
+      /* not up yet */
+    }
+    if (Date.now() - t0 > 30_000) throw new Error(`${args.join(" ")} did not answer /healthz in 30s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { port, url, child };
+}
+
+/** The compiled Assay server, as `npm run serve` runs it. */
+export function startAssay(env: Record<string, string> = {}) {
+  if (!existsSync(root + "dist/src/cli/main.js")) throw new Error("run `npm run build` first: benchmarks measure the compiled server");
+  return startServer(["dist/src/cli/main.js", "serve"], env);
+}
+
+export interface Load {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+export async function load(url: string, body: string, connections: number, seconds: number): Promise<Load> {
+  const r = await autocannon({
+    url,
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body,
+    connections,
+    duration: seconds,
+  });
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
+}
+
+export function table(rows: (string | number)[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
+  const line = (r: (string | number)[]) => "| " + r.map((c, i) => String(c).padEnd(widths[i])).join(" | ") + " |";
+  return [line(rows[0]), "| " + widths.map((w) => "-".repeat(w)).join(" | ") + " |", ...rows.slice(1).map(line)].join("\n");
+}

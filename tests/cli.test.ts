@@ -1,0 +1,67 @@
+/** The `assay score` command: order, bad lines, resume, summary. */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+const root = new URL("..", import.meta.url).pathname;
+const cli = (args: string[]) =>
+  run(process.execPath, ["--import", "tsx", join(root, "src/cli/main.ts"), ...args], { cwd: root, env: { ...process.env, ASSAY_LOG_LEVEL: "silent" } });
+
+test("score writes one result per line, in input order, and never loses a bad line", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "assay-cli-"));
+  const input = join(dir, "in.jsonl");
+  const lines: string[] = [];
+  for (let i = 0; i < 300; i++) {
+    if (i === 7) lines.push("{not json");
+    else if (i === 8) lines.push("[1,2,3]");
+    else if (i === 9) lines.push(JSON.stringify({ id: i, verifier: "nope", response: "x" }));
+    else lines.push(JSON.stringify({ id: i, response: String(i % 3), reference: "0" }));
+  }
+  writeFileSync(input, lines.join("\n") + "\n");
+  const out = join(dir, "out.jsonl");
+  const { stderr } = await cli(["score", input, "-o", out, "--verifier", "exact", "-c", "16"]);
+  const results = readFileSync(out, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
+  assert.equal(results.length, 300);
+  for (let i = 0; i < 300; i++) {
+    const r = results[i];
+    if (i === 7 || i === 8) {
+      assert.equal(r.status, "invalid");
+      assert.equal(r.details.line, i + 1);
+      assert.match(r.reason, new RegExp(`line ${i + 1}`));
+    } else if (i === 9) {
+      assert.equal(r.status, "invalid");
+      assert.equal(r.id, 9);
+    } else {
+      assert.equal(r.id, i, "input order");
+      assert.equal(r.reward, i % 3 === 0 ? 1 : 0);
+    }
+  }
+  assert.match(stderr, /scored 300 lines .*3 invalid/);
+});
+
+test("--resume keeps finished lines and continues after them", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "assay-cli-"));
+  const input = join(dir, "in.jsonl");
+  writeFileSync(input, Array.from({ length: 50 }, (_, i) => JSON.stringify({ id: i, verifier: "exact", response: "a", reference: "a" })).join("\n"));
+  const out = join(dir, "out.jsonl");
+  // A previous run wrote 20 whole lines and half of the 21st before it died.
+  const first = Array.from({ length: 20 }, (_, i) => JSON.stringify({ id: i, verifier: "exact", reward: 1, status: "ok", reason: "earlier run", details: {}, elapsed_ms: 0 }));
+  writeFileSync(out, first.join("\n") + '\n{"id": 20, "verif');
+  const { stderr } = await cli(["score", input, "-o", out, "--resume"]);
+  const results = readFileSync(out, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
+  assert.equal(results.length, 50);
+  assert.deepEqual(results.map((r) => r.id), Array.from({ length: 50 }, (_, i) => i));
+  assert.equal(results[19].reason, "earlier run");
+  assert.equal(results[20].reason, "matches the reference");
+  assert.match(stderr, /resumed after 20/);
+});
+
+test("bad arguments say what to change", async () => {
+  await assert.rejects(cli(["score", "missing.jsonl"]), /required option '-o, --output <file>'/);
+  await assert.rejects(cli(["score", "x", "-o", "y", "-c", "0"]), /positive integer/);
+});
