@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Everything a fresh machine needs before `npm test`: the README's install step and CI's.
+# Idempotent: a second run skips what is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Node dependencies (exact versions from package-lock.json) and the compiled server in dist/.
+npm ci --no-audit --no-fund
+npm run build
