@@ -4,6 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Node dependencies (exact versions from package-lock.json) and the compiled server in dist/.
+# Node dependencies (exact versions from package-lock.json); `prepare` compiles to dist/.
 npm ci --no-audit --no-fund
-npm run build
