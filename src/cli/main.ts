@@ -21,6 +21,8 @@ program
     if (opts.port) process.env.ASSAY_PORT = opts.port;
     const { startServer } = await import("../server/start.js");
     const running = await startServer();
+    // A stray rejection is a bug to log, not a reason to drop every request in flight.
+    process.on("unhandledRejection", (err) => running.log.error({ err }, "unhandled rejection"));
     for (const sig of ["SIGINT", "SIGTERM"] as const) {
       process.once(sig, () => {
         running.close().then(() => process.exit(0));

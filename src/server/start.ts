@@ -8,6 +8,7 @@ import { createApp, type AppHandle } from "./app.js";
 
 export interface Running extends AppHandle {
   server: Server;
+  log: Logger;
   url: string;
   close(): Promise<void>;
 }
@@ -41,6 +42,7 @@ export async function startServer(config: Config = loadConfig(), log: Logger = s
   return {
     ...handle,
     server,
+    log,
     url,
     close() {
       closing ??= (async () => {
