@@ -74,7 +74,8 @@ export function compare(gold: Value, pred: Value, o: CompareOptions): Verdict {
     const p = answerOf(pred as Value);
     if (p === pred) {
       const iv = toInterval(pred as Extract<Value, { t: "rel" }>);
-      if (iv && gold.t === "interval" && o.allowSetRelation) return compare(gold, iv, o);
+      const pairLike = gold.t === "interval" || (gold.t === "list" && gold.kind === "tuple" && gold.items.length === 2);
+      if (iv && pairLike && o.allowSetRelation) return compare(gold, iv, o);
       return no("structure", "the answer is an equation or inequality; the reference is not");
     }
     return compare(gold, p, o);
@@ -84,6 +85,9 @@ export function compare(gold: Value, pred: Value, o: CompareOptions): Verdict {
     if (gold.t === "list" && pred.t === "list") return compareLists(gold, pred, o);
     if (gold.t === "interval" && pred.t === "list" && pred.kind === "tuple" && pred.items.length === 2 && gold.loOpen && gold.hiOpen) {
       return compareAll([gold.lo, gold.hi], pred.items, o);
+    }
+    if (gold.t === "list" && gold.kind === "tuple" && gold.items.length === 2 && pred.t === "interval" && pred.loOpen && pred.hiOpen) {
+      return compareAll(gold.items, [pred.lo, pred.hi], o);
     }
     if (pred.t === "list" && gold.t !== "text") return no("structure", `the answer lists ${pred.items.length} values; the reference is one`);
     if (gold.t === "list") return no("structure", `the reference has ${gold.items.length} values; the answer gives one`);

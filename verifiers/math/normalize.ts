@@ -9,7 +9,7 @@ const UNICODE: [RegExp, string][] = [
   [/≠/g, "\\ne "], [/π/g, "\\pi "], [/∞/g, "\\infty "], [/√/g, "\\sqrt "], [/±/g, "\\pm "], [/∪/g, "\\cup "],
   [/∈/g, "\\in "], [/θ/g, "\\theta "], [/α/g, "\\alpha "], [/β/g, "\\beta "], [/°/g, "^\\circ "],
   [/²/g, "^2"], [/³/g, "^3"], [/½/g, "\\frac{1}{2}"], [/¼/g, "\\frac{1}{4}"], [/¾/g, "\\frac{3}{4}"],
-  [/\u00a0/g, " "],
+  [/\u00a0/g, " "], [/⁄/g, "/"],
 ];
 
 /** Unit words stripped after a number (kept short: a unit is never the answer). */

@@ -4,7 +4,8 @@
  * goes to compute-engine (LaTeX) or mathjs (plain ASCII) and becomes an Expr.
  */
 import { ComputeEngine } from "@cortex-js/compute-engine";
-import { parse as mathjsParse } from "mathjs";
+// the number-only build loads in half the time of the full one; parsing needs nothing more
+import { parse as mathjsParse } from "mathjs/number";
 import { fromMathjs, type Expr } from "./expr.js";
 
 export type Value =
@@ -180,7 +181,7 @@ export function parseValue(s: string, o: ParseOptions, depth = 0): Value {
 
   // matrices
   const env = /^\\begin\{([pbvBV]?matrix|array|smallmatrix)\}(?:\{[^{}]*\})?([\s\S]*)\\end\{\1\}$/.exec(s);
-  if (env) {
+  if (env && !env[2].includes("\\end{")) {
     const rows = env[2].split(/\\\\/).map((r) => r.trim()).filter((r) => r !== "");
     return { t: "matrix", rows: rows.map((r) => r.split("&").map((c) => parseValue(c, o, depth + 1))) };
   }
@@ -234,7 +235,25 @@ function leaf(s: string, o: ParseOptions): Value {
     return { t: "text", s: t };
   }
   if (containsError(json)) return { t: "text", s: t };
+  if (s.includes("\\begin")) {
+    // matrix arithmetic (a sum or product of matrices): let compute-engine evaluate it
+    const m = matrixOf(json);
+    if (m) return m;
+  }
   return { t: "expr", e: json as Expr, src: t };
+}
+
+function matrixOf(json: unknown): Value | null {
+  let v: unknown;
+  try {
+    v = ce().box(json as any).evaluate().json;
+  } catch {
+    return null;
+  }
+  if (Array.isArray(v) && v[0] === "Matrix") v = v[1];
+  if (!Array.isArray(v) || v[0] !== "List" || v.length < 2) return null;
+  const rows = v.slice(1).map((r) => (Array.isArray(r) && r[0] === "List" ? r.slice(1) : [r]));
+  return { t: "matrix", rows: rows.map((r) => r.map((c) => ({ t: "expr", e: c as Expr, src: JSON.stringify(c) }) as Value)) };
 }
 
 function containsError(j: unknown): boolean {
