@@ -238,7 +238,7 @@ function proportional(g: RelValue, p: RelValue, o: CompareOptions, sign: "any" |
   const flip = (op: RelOp) => op === ">" || op === ">=";
   const dg: Expr = flip(g.ops[0]) ? ["Subtract", gr.e, gl.e] : ["Subtract", gl.e, gr.e];
   const dp: Expr = flip(p.ops[0]) ? ["Subtract", pr.e, pl.e] : ["Subtract", pl.e, pr.e];
-  if (canonicalSame(dg, dp)) return yes("symbolic");
+  if (JSON.stringify(dg) === JSON.stringify(dp)) return yes("symbolic");
   const vars = [...new Set([...freeVars(dg), ...freeVars(dp)])];
   const rnd = mulberry32(o.seed);
   let ratio: number | null = null, ok = 0;
@@ -252,7 +252,7 @@ function proportional(g: RelValue, p: RelValue, o: CompareOptions, sign: "any" |
     else if (!close(r, ratio, 1e-8)) return no("numeric", "the relations differ at a sample point");
     ok++;
   }
-  if (ratio === null || ok < 3) return no("numeric", "could not evaluate the relations");
+  if (ratio === null || ok < 3) return canonicalSame(dg, dp) ? yes("symbolic") : no("numeric", "could not evaluate the relations");
   if (Math.abs(ratio) < 1e-12) return no("numeric", "degenerate relation");
   if (sign === "positive" && ratio < 0) return no("numeric", "the inequality points the other way");
   return yes("numeric");
@@ -276,7 +276,8 @@ export function mulberry32(seed: number): () => number {
 
 /** Sample points away from 0 and from small integers, where identities fail by accident. */
 function point(rnd: () => number): number {
-  return 0.13 + rnd() * 2.7;
+  const v = 0.13 + rnd() * 2.7;
+  return rnd() < 0.3 ? -v : v;
 }
 
 function roundsEqual(a: number, b: number, places: number): boolean {
@@ -284,6 +285,9 @@ function roundsEqual(a: number, b: number, places: number): boolean {
   if (!ra || !rb) return close(a, b, 10 ** -places);
   return R.eq(R.roundTo(ra, places), R.roundTo(rb, places));
 }
+
+/** Largest pair of trees (in nodes) handed to compute-engine's simplify(). */
+const SYMBOLIC_MAX_SIZE = 120;
 
 export function compareScalars(g: Expr, p: Expr, o: CompareOptions): Verdict {
   const decimal = hasDecimal(g) || hasDecimal(p);
@@ -294,32 +298,36 @@ export function compareScalars(g: Expr, p: Expr, o: CompareOptions): Verdict {
     return no("exact", `${R.show(px)} ≠ ${R.show(gx)}`);
   }
   const vars = [...new Set([...freeVars(g), ...freeVars(p)])];
-  if (size(g) + size(p) < 400 && canonicalSame(g, p)) return yes("symbolic");
+  // symbolic, cheapest first: identical trees, then compute-engine's canonical forms
+  if (JSON.stringify(g) === JSON.stringify(p)) return yes("symbolic");
+  const canonical = () => size(g) + size(p) < 400 && canonicalSame(g, p);
   if (vars.length === 0) {
     const a = evalFloat(g, new Map()), b = evalFloat(p, new Map());
     if (!Number.isFinite(a) || !Number.isFinite(b)) {
       if (a === b && !Number.isNaN(a)) return yes("numeric");
+      if (canonical()) return yes("symbolic");
       return no("numeric", "the value could not be evaluated");
     }
     if (decimal && o.precision !== undefined) return roundsEqual(a, b, o.precision) ? yes("numeric") : no("numeric", `${b} ≠ ${a} to ${o.precision} places`);
     return close(a, b, 1e-10) ? yes("numeric") : no("numeric", `${b} ≠ ${a}`);
   }
-  // free variables: seeded random points
+  // free variables: when the trees are not the same ("unknown"), seeded random points decide,
+  // of both signs (|x| is not x). Points where one side is undefined are skipped (domains of
+  // ln(3x) - ln x and ln 3 differ). compute-engine's canonical form and simplify() (1-40 ms a
+  // call) are the last resort, for trees the points cannot evaluate.
   const rnd = mulberry32(o.seed);
-  let ok = 0, bad = 0;
+  let ok = 0;
   const tol = decimal && o.precision !== undefined ? 10 ** -o.precision : 1e-9;
-  for (let tries = 0; tries < 40 && ok < 8; tries++) {
+  for (let tries = 0; tries < 60 && ok < 8; tries++) {
     const env = new Map(vars.map((v) => [v, point(rnd)]));
     const a = evalFloat(g, env), b = evalFloat(p, env);
-    if (Number.isNaN(a) && Number.isNaN(b)) continue;
-    if (!Number.isFinite(a) || !Number.isFinite(b)) { if (a === b) { ok++; continue; } bad++; if (bad > 4) break; continue; }
-    if (!close(a, b, tol)) {
-      // numerics said no; ask the symbolic engine before concluding (small trees only)
-      return no("numeric", "differs at a sample point");
-    }
+    if (Number.isNaN(a) || Number.isNaN(b)) continue;
+    if (!Number.isFinite(a) || !Number.isFinite(b)) { if (a === b) ok++; continue; }
+    if (!close(a, b, tol)) return no("numeric", "differs at a sample point");
     ok++;
   }
-  if (ok >= 4 && bad === 0) return yes("numeric");
-  if (size(g) + size(p) < 120 && symbolicZero(g, p)) return yes("symbolic");
+  if (ok >= 4) return yes("numeric");
+  if (canonical()) return yes("symbolic");
+  if (size(g) + size(p) < SYMBOLIC_MAX_SIZE && symbolicZero(g, p)) return yes("symbolic");
   return no("numeric", "could not evaluate the expressions");
 }

@@ -17,6 +17,11 @@ async function getPool(threads?: number): Promise<MathPool> {
   return starting;
 }
 
+/** Thread ids of the running pool (tests: a replaced worker gets a new id). */
+export function mathPoolStats() {
+  return pool?.stats ?? null;
+}
+
 const SOURCES = ["boxed", "phrase", "latex", "plain"];
 
 export const math: Verifier<string | string[], MathOptions> = {
@@ -40,6 +45,7 @@ export const math: Verifier<string | string[], MathOptions> = {
   },
   async init(ctx: VerifierInitContext) {
     const p = await getPool();
+    await p.ready();
     ctx.log.info({ threads: p.threads }, "math worker pool started");
   },
   async close() {
@@ -51,17 +57,30 @@ export const math: Verifier<string | string[], MathOptions> = {
   async verify(item, ctx) {
     if (!item.response.trim()) return { reward: 0, reason: "no answer found", details: { extracted: null } };
     const p = await getPool();
-    const signal = ctx.signal;
+    // The worker is killed only at the item's hard deadline. A request that goes away earlier
+    // stops our wait but leaves the worker to finish (a task takes milliseconds): killing it
+    // would cost a ~1 s restart per thread, which a disconnecting client could repeat at will.
+    const ms = Math.max(1, ctx.deadline - Date.now());
+    const kill = AbortSignal.timeout(ms);
+    const run = p.run({ response: item.response, reference: item.reference ?? "", options: item.options ?? {} }, kill);
+    run.catch(() => {}); // also settled below, or abandoned when the request went away first
     try {
-      return await p.run({ response: item.response, reference: item.reference ?? "", options: item.options ?? {} }, signal);
+      return await untilAborted(run, ctx.signal);
     } catch (err) {
-      if (signal.aborted) {
-        const why = signal.reason instanceof Error ? signal.reason.message : "aborted";
-        throw new MachineryError(`math worker stopped: ${why}`, { worker: "terminated" });
-      }
+      if (kill.aborted) throw new MachineryError(`deadline of ${ms} ms exceeded; math worker terminated`, { deadline_ms: ms, worker: "terminated" });
+      if (ctx.signal.aborted) throw new MachineryError("request aborted before the math worker finished");
       throw new MachineryError(`math worker failed: ${(err as Error).message}`);
     }
   },
 };
+
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
 
 export default math;

@@ -13,6 +13,9 @@ import type { Server } from "node:http";
 import { testApp } from "../../tests/helpers.js";
 import { SPIN_MARKER } from "./worker.js";
 import { MathPool } from "./pool.js";
+import { math, mathPoolStats } from "./index.js";
+import { quiet } from "../../tests/helpers.js";
+import type { VerifyContext } from "../../src/core/types.js";
 
 let server: Server;
 let base: string;
@@ -103,4 +106,18 @@ test("aborting a task terminates its worker thread", async () => {
   } finally {
     await pool.close();
   }
+});
+
+test("a request that goes away stops the wait but does not kill a worker", async () => {
+  await post("/reward", { verifier: "math", response: "\\boxed{1}", reference: "1" }); // pool up
+  const before = mathPoolStats()!.threadIds;
+  const ac = new AbortController();
+  const ctx = { deadline: Date.now() + 5000, signal: ac.signal, log: quiet, services: {} } as unknown as VerifyContext;
+  const pending = math.verify({ verifier: "math", response: "\\boxed{x^2+2x+1}", reference: "(x+1)^2" }, ctx);
+  ac.abort(new Error("client went away"));
+  await assert.rejects(pending, /aborted/);
+  await new Promise((r) => setTimeout(r, 300));
+  assert.deepEqual(mathPoolStats()!.threadIds, before);
+  const r = await post("/reward", { verifier: "math", response: "\\boxed{2}", reference: "2" });
+  assert.equal(r.json.reward, 1);
 });

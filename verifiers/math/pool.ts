@@ -28,9 +28,12 @@ export function workersFromEnv(env: NodeJS.ProcessEnv = process.env): number {
 
 export class MathPool {
   private readonly pool: Piscina<Task, Graded>;
+  /** Workers that have loaded and warmed their parsers (replacements count too). */
+  private readonly warmed = new Int32Array(new SharedArrayBuffer(4));
   constructor(readonly threads: number, filename = workerFile()) {
     this.pool = new Piscina<Task, Graded>({
       filename,
+      workerData: { warmed: this.warmed },
       minThreads: threads,
       maxThreads: threads,
       idleTimeout: 60_000,
@@ -42,12 +45,21 @@ export class MathPool {
     });
   }
 
+  /** Resolves once every thread has started and warmed up (a cold thread takes ~1 s). */
+  async ready(timeoutMs = 30_000): Promise<void> {
+    const t0 = Date.now();
+    while (Atomics.load(this.warmed, 0) < this.threads) {
+      if (Date.now() - t0 > timeoutMs) throw new Error(`math workers not ready after ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
   run(task: Task, signal?: AbortSignal): Promise<Graded> {
     return this.pool.run(task, { signal });
   }
 
   get stats() {
-    return { threads: this.pool.threads.length, queued: this.pool.queueSize, completed: this.pool.completed };
+    return { threads: this.pool.threads.length, threadIds: this.pool.threads.map((t) => t.threadId), queued: this.pool.queueSize, completed: this.pool.completed };
   }
 
   async close(): Promise<void> {
