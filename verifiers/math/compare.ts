@@ -306,6 +306,8 @@ export function compareScalars(g: Expr, p: Expr, o: CompareOptions): Verdict {
     if (!Number.isFinite(a) || !Number.isFinite(b)) {
       if (a === b && !Number.isNaN(a)) return yes("numeric");
       if (canonical()) return yes("symbolic");
+      // complex or unknown to our evaluator (e^{i\pi}): ask compute-engine
+      if (size(g) + size(p) < SYMBOLIC_MAX_SIZE && symbolicZero(g, p)) return yes("symbolic");
       return no("numeric", "the value could not be evaluated");
     }
     if (decimal && o.precision !== undefined) return roundsEqual(a, b, o.precision) ? yes("numeric") : no("numeric", `${b} ≠ ${a} to ${o.precision} places`);

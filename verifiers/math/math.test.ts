@@ -279,3 +279,26 @@ describe("details", () => {
     assert.equal(grade("\\boxed{\\sqrt{2}/2}", "1/\\sqrt{2}").details.method === "numeric" || grade("\\boxed{\\sqrt{2}/2}", "1/\\sqrt{2}").details.method === "symbolic", true);
   });
 });
+
+describe("traps and corner cases", () => {
+  // False-positive traps first of all: each 0 here is a reward a policy could otherwise farm.
+  const traps: Row[] = [
+    ["\\boxed{|x|}", "x", 0], ["\\boxed{\\sqrt{x^2}}", "|x|", 1], ["\\boxed{x}", "y", 0], ["\\boxed{3.14}", "\\pi", 0],
+    ["\\boxed{10^{-3}}", "0.001", 1], ["\\boxed{2^{100}}", "1267650600228229401496703205376", 1], ["\\boxed{2^{100}}", "1267650600228229401496703205377", 0],
+    ["\\boxed{-\\infty}", "\\infty", 0], ["\\boxed{\\infty}", "\\infty", 1], ["\\boxed{\\text{None}}", "0", 0], ["<think>answer is 5</think> I don't know", "5", 0],
+    ["\\boxed{1,2,3,4,5,6,7,8,9,10}", "4", 0], ["\\boxed{(1,2)}", "\\{1,2\\}", 0], ["\\boxed{3+2x}", "2x+3", 1], ["\\boxed{\\lfloor x \\rfloor}", "x", 0],
+    ["\\boxed{0.33x}", "\\frac{x}{3}", 0], ["\\boxed{e^{i\\pi}}", "-1", 1], ["\\boxed{\\sin x}", "\\sin(x)", 1], ["\\boxed{\\sin^2 x + \\cos^2 x}", "1", 1],
+    ["\\boxed{\\frac{\\sqrt{3}}{3}}", "\\frac{1}{\\sqrt{3}}", 1], ["\\boxed{\\frac{\\sqrt{3}}{2}}", "\\frac{1}{\\sqrt{3}}", 0], ["\\boxed{x^3}", "x^2", 0],
+    ["\\boxed{\\log_2 8}", "3", 1], ["\\boxed{\\binom{5}{2}}", "10", 1], ["\\boxed{5!}", "120", 1], ["\\boxed{120}", "5!", 1],
+    ["\\boxed{1/2}", "0.5", 1], ["The answer is 0.5", "\\frac12", 1], ["\\boxed{\\frac{1}{2}}", "0.50", 1], ["\\boxed{A}", "A", 1], ["\\boxed{(A)}", "A", 1],
+    ["\\boxed{A and B}", "A", 0], ["\\boxed{x^2+1}", "x^2+1.0000001", 0], ["\\boxed{\\$5}", "5", 1], ["\\boxed{5 dollars}", "5", 1],
+    ["\\boxed{2\\sqrt{2}}", "\\sqrt{8}", 1], ["\\boxed{\\sqrt{8}}", "2.83", 0], ["\\boxed{\\sqrt{8}}", "2.83", 1, { precision: 2 }],
+    ["\\boxed{x \\in (1, 2)}", "(1,2)", 1], ["\\boxed{(1,2]}", "(1,2)", 0], ["\\boxed{1 < x \\le 2}", "(1,2]", 0], ["\\boxed{1 < x \\le 2}", "(1,2]", 1, { allow_set_relation: true }],
+    ["\\boxed{a=1, b=2}", "a=2, b=1", 0], ["\\boxed{a=1, b=2}", "b=2, a=1", 1], ["\\boxed{2, 1}", "a=1, b=2", 0], ["\\boxed{1, 2}", "a=1, b=2", 1],
+    ["\\boxed{y=2x+1}", "y = 2x + 1", 1], ["\\boxed{y=2x+1}", "2y = 4x + 2", 1], ["\\boxed{y=2x+1}", "y = 2x + 2", 0],
+    ["\\boxed{1 \\pm i}", "1+i, 1-i", 1], ["\\boxed{7}", ["7", "seven"], 1], ["\\boxed{seven}", ["7", "seven"], 1],
+    ["I think it's 5. Actually no, it's 6.", "6", 1], ["I think it's 5. Actually no, it's 6.", "5", 0],
+    ["\\boxed{0}", "0.0", 1], ["\\boxed{-0}", "0", 1], ["\\boxed{1000}", "10^3", 1], ["\\boxed{1e3}", "1000", 1],
+  ];
+  test("no false positives, and the equal ones still match", () => check(traps));
+});
