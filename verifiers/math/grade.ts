@@ -2,65 +2,21 @@
  * grade(): extraction, normalisation, parsing and comparison of one item. Pure and synchronous;
  * the verifier runs it in a worker thread under a deadline.
  */
-import { extractAnswer, afterThink, DEFAULT_PRIORITY, type Source } from "./extract.js";
-import { normalizeLatex } from "./normalize.js";
 import { parseValue, checkCaps, TooComplex, type Value } from "./parse.js";
 import { compare, type Method } from "./compare.js";
+import { findAnswer, normalizeAnswer, referenceAnswer, type Graded, type MathOptions } from "./answer.js";
 
-export interface MathOptions {
-  /** Decimal places to which decimal answers are compared; unset compares exactly. */
-  precision?: number;
-  /** Where to look for the answer, in order (default boxed, phrase, latex, plain). */
-  extract?: Source[];
-  /** Ignore everything before the last `</think>` (default true). */
-  strip_think?: boolean;
-  /** A reference interval (x ∈ [a, b]) also accepts an inequality (a ≤ x ≤ b) (default false). */
-  allow_set_relation?: boolean;
-  /** Seed for the random points of numeric tests (default 1). */
-  seed?: number;
-}
-
-export interface Graded {
-  reward: number;
-  reason: string;
-  details: {
-    extracted: string | null;
-    normalized?: string;
-    reference?: string;
-    method?: Method;
-    via?: Source;
-    matched?: number;
-    why?: string;
-  };
-}
-
-/** Only the tail of a very long completion is searched: answers come last. */
-const MAX_SCAN = 200_000;
-
-/** An answer string from the reference: extracted when it is written like a completion. */
-export function referenceAnswer(ref: string): { answer: string; latex: boolean } {
-  const found = extractAnswer(ref, { priority: ["boxed", "phrase", "latex"] });
-  if (found) return found;
-  const plain = extractAnswer(ref, { priority: ["plain"] });
-  if (plain && plain.answer.trim() === ref.trim()) return plain;
-  return { answer: ref, latex: !/^[\d\s.,+\-*/^()%]*$/.test(ref) };
-}
+export type { Graded, MathOptions } from "./answer.js";
+export { referenceAnswer } from "./answer.js";
 
 function parseAnswer(answer: string, latex: boolean): { value: Value; normalized: string } {
-  const normalized = normalizeLatex(fixEscapes(answer), !latex);
+  const normalized = normalizeAnswer(answer, latex);
   checkCaps(normalized);
   return { value: parseValue(normalized, { plain: !latex }), normalized };
 }
 
-/** `\\frac` written with a doubled backslash (JSON-escaped twice) reads as `\frac`. */
-function fixEscapes(s: string): string {
-  return s.includes("\\begin") ? s : s.replace(/(?<!\\)\\\\(?=[a-zA-Z])/g, "\\");
-}
-
 export function grade(response: string, reference: string | string[], o: MathOptions = {}): Graded {
-  const text = response.length > MAX_SCAN ? response.slice(-MAX_SCAN) : response;
-  const body = o.strip_think === false ? text : afterThink(text);
-  const found = extractAnswer(body, { priority: o.extract ?? DEFAULT_PRIORITY, stripThink: false });
+  const found = findAnswer(response, o);
   if (!found || !found.answer.trim()) return { reward: 0, reason: "no answer found", details: { extracted: null } };
 
   let pred: { value: Value; normalized: string };

@@ -7,6 +7,7 @@
 import { MachineryError, type Verifier, type VerifierInitContext } from "../../src/core/types.js";
 import type { MathOptions } from "./grade.js";
 import { MathPool, workersFromEnv } from "./pool.js";
+import { quickGrade } from "./answer.js";
 
 let pool: MathPool | null = null;
 let starting: Promise<MathPool> | null = null;
@@ -56,6 +57,10 @@ export const math: Verifier<string | string[], MathOptions> = {
   },
   async verify(item, ctx) {
     if (!item.response.trim()) return { reward: 0, reason: "no answer found", details: { extracted: null } };
+    // A short completion with a plain-number answer against plain-number references is
+    // graded here, in ~20 µs, bounded by its length cap; everything else goes to a worker.
+    const quick = quickGrade(item.response, item.reference ?? "", item.options ?? {});
+    if (quick) return quick;
     const p = await getPool();
     // The worker is killed only at the item's hard deadline. A request that goes away earlier
     // stops our wait but leaves the worker to finish (a task takes milliseconds): killing it

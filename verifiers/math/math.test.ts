@@ -4,6 +4,8 @@ import assert from "node:assert/strict";
 import { grade, type MathOptions } from "./grade.js";
 import { extractAnswer } from "./extract.js";
 import { normalizeLatex } from "./normalize.js";
+import { quickGrade } from "./answer.js";
+import { loadCases, optionsFor } from "./conformance.js";
 
 type Row = [response: string, reference: string | string[], expected: 0 | 1, options?: MathOptions];
 
@@ -280,25 +282,46 @@ describe("details", () => {
   });
 });
 
+const traps: Row[] = [
+  ["\\boxed{|x|}", "x", 0], ["\\boxed{\\sqrt{x^2}}", "|x|", 1], ["\\boxed{x}", "y", 0], ["\\boxed{3.14}", "\\pi", 0],
+  ["\\boxed{10^{-3}}", "0.001", 1], ["\\boxed{2^{100}}", "1267650600228229401496703205376", 1], ["\\boxed{2^{100}}", "1267650600228229401496703205377", 0],
+  ["\\boxed{-\\infty}", "\\infty", 0], ["\\boxed{\\infty}", "\\infty", 1], ["\\boxed{\\text{None}}", "0", 0], ["<think>answer is 5</think> I don't know", "5", 0],
+  ["\\boxed{1,2,3,4,5,6,7,8,9,10}", "4", 0], ["\\boxed{(1,2)}", "\\{1,2\\}", 0], ["\\boxed{3+2x}", "2x+3", 1], ["\\boxed{\\lfloor x \\rfloor}", "x", 0],
+  ["\\boxed{0.33x}", "\\frac{x}{3}", 0], ["\\boxed{e^{i\\pi}}", "-1", 1], ["\\boxed{\\sin x}", "\\sin(x)", 1], ["\\boxed{\\sin^2 x + \\cos^2 x}", "1", 1],
+  ["\\boxed{\\frac{\\sqrt{3}}{3}}", "\\frac{1}{\\sqrt{3}}", 1], ["\\boxed{\\frac{\\sqrt{3}}{2}}", "\\frac{1}{\\sqrt{3}}", 0], ["\\boxed{x^3}", "x^2", 0],
+  ["\\boxed{\\log_2 8}", "3", 1], ["\\boxed{\\binom{5}{2}}", "10", 1], ["\\boxed{5!}", "120", 1], ["\\boxed{120}", "5!", 1],
+  ["\\boxed{1/2}", "0.5", 1], ["The answer is 0.5", "\\frac12", 1], ["\\boxed{\\frac{1}{2}}", "0.50", 1], ["\\boxed{A}", "A", 1], ["\\boxed{(A)}", "A", 1],
+  ["\\boxed{A and B}", "A", 0], ["\\boxed{x^2+1}", "x^2+1.0000001", 0], ["\\boxed{\\$5}", "5", 1], ["\\boxed{5 dollars}", "5", 1],
+  ["\\boxed{2\\sqrt{2}}", "\\sqrt{8}", 1], ["\\boxed{\\sqrt{8}}", "2.83", 0], ["\\boxed{\\sqrt{8}}", "2.83", 1, { precision: 2 }],
+  ["\\boxed{x \\in (1, 2)}", "(1,2)", 1], ["\\boxed{(1,2]}", "(1,2)", 0], ["\\boxed{1 < x \\le 2}", "(1,2]", 0], ["\\boxed{1 < x \\le 2}", "(1,2]", 1, { allow_set_relation: true }],
+  ["\\boxed{a=1, b=2}", "a=2, b=1", 0], ["\\boxed{a=1, b=2}", "b=2, a=1", 1], ["\\boxed{2, 1}", "a=1, b=2", 0], ["\\boxed{1, 2}", "a=1, b=2", 1],
+  ["\\boxed{y=2x+1}", "y = 2x + 1", 1], ["\\boxed{y=2x+1}", "2y = 4x + 2", 1], ["\\boxed{y=2x+1}", "y = 2x + 2", 0],
+  ["\\boxed{1 \\pm i}", "1+i, 1-i", 1], ["\\boxed{7}", ["7", "seven"], 1], ["\\boxed{seven}", ["7", "seven"], 1],
+  ["I think it's 5. Actually no, it's 6.", "6", 1], ["I think it's 5. Actually no, it's 6.", "5", 0],
+  ["\\boxed{0}", "0.0", 1], ["\\boxed{-0}", "0", 1], ["\\boxed{1000}", "10^3", 1], ["\\boxed{1e3}", "1000", 1],
+];
+
 describe("traps and corner cases", () => {
   // False-positive traps first of all: each 0 here is a reward a policy could otherwise farm.
-  const traps: Row[] = [
-    ["\\boxed{|x|}", "x", 0], ["\\boxed{\\sqrt{x^2}}", "|x|", 1], ["\\boxed{x}", "y", 0], ["\\boxed{3.14}", "\\pi", 0],
-    ["\\boxed{10^{-3}}", "0.001", 1], ["\\boxed{2^{100}}", "1267650600228229401496703205376", 1], ["\\boxed{2^{100}}", "1267650600228229401496703205377", 0],
-    ["\\boxed{-\\infty}", "\\infty", 0], ["\\boxed{\\infty}", "\\infty", 1], ["\\boxed{\\text{None}}", "0", 0], ["<think>answer is 5</think> I don't know", "5", 0],
-    ["\\boxed{1,2,3,4,5,6,7,8,9,10}", "4", 0], ["\\boxed{(1,2)}", "\\{1,2\\}", 0], ["\\boxed{3+2x}", "2x+3", 1], ["\\boxed{\\lfloor x \\rfloor}", "x", 0],
-    ["\\boxed{0.33x}", "\\frac{x}{3}", 0], ["\\boxed{e^{i\\pi}}", "-1", 1], ["\\boxed{\\sin x}", "\\sin(x)", 1], ["\\boxed{\\sin^2 x + \\cos^2 x}", "1", 1],
-    ["\\boxed{\\frac{\\sqrt{3}}{3}}", "\\frac{1}{\\sqrt{3}}", 1], ["\\boxed{\\frac{\\sqrt{3}}{2}}", "\\frac{1}{\\sqrt{3}}", 0], ["\\boxed{x^3}", "x^2", 0],
-    ["\\boxed{\\log_2 8}", "3", 1], ["\\boxed{\\binom{5}{2}}", "10", 1], ["\\boxed{5!}", "120", 1], ["\\boxed{120}", "5!", 1],
-    ["\\boxed{1/2}", "0.5", 1], ["The answer is 0.5", "\\frac12", 1], ["\\boxed{\\frac{1}{2}}", "0.50", 1], ["\\boxed{A}", "A", 1], ["\\boxed{(A)}", "A", 1],
-    ["\\boxed{A and B}", "A", 0], ["\\boxed{x^2+1}", "x^2+1.0000001", 0], ["\\boxed{\\$5}", "5", 1], ["\\boxed{5 dollars}", "5", 1],
-    ["\\boxed{2\\sqrt{2}}", "\\sqrt{8}", 1], ["\\boxed{\\sqrt{8}}", "2.83", 0], ["\\boxed{\\sqrt{8}}", "2.83", 1, { precision: 2 }],
-    ["\\boxed{x \\in (1, 2)}", "(1,2)", 1], ["\\boxed{(1,2]}", "(1,2)", 0], ["\\boxed{1 < x \\le 2}", "(1,2]", 0], ["\\boxed{1 < x \\le 2}", "(1,2]", 1, { allow_set_relation: true }],
-    ["\\boxed{a=1, b=2}", "a=2, b=1", 0], ["\\boxed{a=1, b=2}", "b=2, a=1", 1], ["\\boxed{2, 1}", "a=1, b=2", 0], ["\\boxed{1, 2}", "a=1, b=2", 1],
-    ["\\boxed{y=2x+1}", "y = 2x + 1", 1], ["\\boxed{y=2x+1}", "2y = 4x + 2", 1], ["\\boxed{y=2x+1}", "y = 2x + 2", 0],
-    ["\\boxed{1 \\pm i}", "1+i, 1-i", 1], ["\\boxed{7}", ["7", "seven"], 1], ["\\boxed{seven}", ["7", "seven"], 1],
-    ["I think it's 5. Actually no, it's 6.", "6", 1], ["I think it's 5. Actually no, it's 6.", "5", 0],
-    ["\\boxed{0}", "0.0", 1], ["\\boxed{-0}", "0", 1], ["\\boxed{1000}", "10^3", 1], ["\\boxed{1e3}", "1000", 1],
-  ];
+
   test("no false positives, and the equal ones still match", () => check(traps));
+});
+
+describe("quick path on the event loop", () => {
+  test("gives exactly grade()'s result whenever it answers, and declines anything not a plain number", () => {
+    const items: [string, string | string[], MathOptions][] = loadCases().map((c) => [c.pred, c.gold, optionsFor(c)]);
+    for (const [r, g, , o] of traps) items.push([r, g, o ?? {}]);
+    items.push(["so \\boxed{12}", "12", {}], ["so \\boxed{12.0}", ["11", "12"], {}], ["\\boxed{0.333}", "0.3333", { precision: 3 }], ["", "1", {}]);
+    let answered = 0;
+    for (const [r, g, o] of items) {
+      const q = quickGrade(r, g, o);
+      if (!q) continue;
+      answered++;
+      assert.deepEqual(q, grade(r, g, o), `${r.slice(-80)} vs ${JSON.stringify(g)}`);
+    }
+    assert.ok(answered >= 40, `quick path answered only ${answered}`);
+    assert.equal(quickGrade("\\boxed{x+1}", "x+1"), null);
+    assert.equal(quickGrade("\\boxed{1/2}", "0.5"), null);
+    assert.equal(quickGrade("x".repeat(9000) + " 5", "5"), null);
+  });
 });
