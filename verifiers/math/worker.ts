@@ -12,7 +12,7 @@ export interface Task {
 }
 
 /** Marker response that spins forever, honoured only with ASSAY_MATH_TEST_HOOKS=1 (deadline tests). */
-export const SPIN_MARKER = "__assay_test_spin_forever__";
+export const SPIN_MARKER = "\\boxed{x + 1} <assay test hook: spin forever>";
 const hooks = process.env.ASSAY_MATH_TEST_HOOKS === "1";
 
 export default function run(task: Task): Graded {
