@@ -6,7 +6,9 @@
  *   answers one item per request, and items/s in batches of 64.
  * Targets: >= 1,000 verifications/s on 2 cores; p99 < 50 ms for ordinary answers.
  *
- *   npm run bench:math            (= npm run build && tsx bench/math.ts [--seconds 5])
+ * Throughput figures are the best of 3 rounds of --seconds each (default 2).
+ *
+ *   npm run bench:math            (= npm run build && tsx bench/math.ts [--seconds 2])
  */
 import { grade } from "../verifiers/math/grade.js";
 import { MathPool } from "../verifiers/math/pool.js";
@@ -16,7 +18,14 @@ import type { Task } from "../verifiers/math/worker.js";
 import { mulberry32 } from "../verifiers/math/compare.js";
 import { load, startAssay, table } from "./lib.js";
 
-const seconds = Number(process.argv[process.argv.indexOf("--seconds") + 1]) || 5;
+const seconds = Number(process.argv[process.argv.indexOf("--seconds") + 1]) || 2;
+/** Each throughput figure is the best of this many rounds: the 2-core machine is shared. */
+const ROUNDS = 3;
+async function best(f: () => number | Promise<number>): Promise<number> {
+  let top = 0;
+  for (let r = 0; r < ROUNDS; r++) top = Math.max(top, await f());
+  return top;
+}
 
 function conformanceTasks(): Task[] {
   return loadCases().map((c) => {
@@ -93,23 +102,23 @@ const sets = { conformance: conformanceTasks(), "hard mix": hardTasks(240), ordi
 const wrong = sets["hard mix"].filter((t) => grade(t.response, t.reference, t.options).reward !== 1).length;
 console.log(`hard mix: ${sets["hard mix"].length} items, ${wrong} graded 0 (expected ${sets["hard mix"].length / 12})`);
 
-const rows: (string | number)[][] = [["set", "main thread (baseline)", "pool, 1 thread", "pool, 2 threads", "2 threads vs baseline"]];
+const rows: (string | number)[][] = [["set", "main thread (baseline)", "pool, 1 thread", "pool, 2 threads", "2 vs 1 thread", "2 threads vs baseline"]];
 const results: Record<string, number> = {};
 for (const [name, tasks] of Object.entries(sets)) {
   inline(tasks, 1); // warm up
-  const base = inline(tasks, seconds);
+  const base = await best(() => inline(tasks, seconds));
   const p1 = new MathPool(1);
   await p1.ready();
   await pooled(p1, tasks, 1);
-  const one = await pooled(p1, tasks, seconds);
+  const one = await best(() => pooled(p1, tasks, seconds));
   await p1.close();
   const p2 = new MathPool(2);
   await p2.ready();
   await pooled(p2, tasks, 1);
-  const two = await pooled(p2, tasks, seconds);
+  const two = await best(() => pooled(p2, tasks, seconds));
   await p2.close();
   results[name] = two;
-  rows.push([name, base.toFixed(0), one.toFixed(0), two.toFixed(0), `${(two / base).toFixed(2)}x`]);
+  rows.push([name, base.toFixed(0), one.toFixed(0), two.toFixed(0), `${(two / one).toFixed(2)}x`, `${(two / base).toFixed(2)}x`]);
 }
 console.log("\nverifications/s\n" + table(rows));
 

@@ -163,9 +163,12 @@ function lastNumber(s: string): string | null {
   return last;
 }
 
+const MATH_WORDS = /^(?:sin|cos|tan|sec|csc|cot|arcsin|arccos|arctan|sinh|cosh|tanh|ln|log|exp|sqrt|cbrt|abs|pi|inf|infty|infinity|and|or|percent|percentage|pct)$/i;
+
+/** Text with a word of two or more letters that is not a function, a constant or a connector. */
 function isProse(s: string): boolean {
-  // three or more letters in a row that are not a LaTeX command or a unit we strip
-  return /(?<!\\)[a-zA-Z]{4,}/.test(s.replace(/\\[a-zA-Z]+/g, "").replace(/\b(?:percent|percentage|pct|and|or)\b/gi, ""));
+  for (const m of s.replace(/\\[a-zA-Z]+/g, " ").matchAll(/[a-zA-Z]{2,}/g)) if (!MATH_WORDS.test(m[0])) return true;
+  return false;
 }
 
 function fromPlain(s: string): Extracted | null {

@@ -51,6 +51,10 @@ describe("extraction", () => {
       ["Answer $ \n 9 \n $", "9", 0, { extract: ["boxed", "latex"] }], // inline math may not span lines
       ["the result is 1,000.99€", "1000.99", 1],
       ["AZYUK2A", "2", 0],
+      ["so 42", "42", 1],
+      ["It is 7 km", "7", 1],
+      ["x^2+2x+1", "(x+1)^2", 1],
+      ["sqrt(2)/2", "\\frac{\\sqrt{2}}{2}", 1],
     ]);
   });
   test("configurable priorities", () => {
