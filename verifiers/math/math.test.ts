@@ -5,6 +5,7 @@ import { grade, type MathOptions } from "./grade.js";
 import { extractAnswer } from "./extract.js";
 import { normalizeLatex } from "./normalize.js";
 import { quickGrade } from "./answer.js";
+import { engineRenewals } from "./parse.js";
 import { loadCases, optionsFor } from "./conformance.js";
 
 type Row = [response: string, reference: string | string[], expected: 0 | 1, options?: MathOptions];
@@ -327,5 +328,14 @@ describe("quick path on the event loop", () => {
     assert.equal(quickGrade("\\boxed{x+1}", "x+1"), null);
     assert.equal(quickGrade("\\boxed{1/2}", "0.5"), null);
     assert.equal(quickGrade("x".repeat(9000) + " 5", "5"), null);
+  });
+});
+
+describe("resources", () => {
+  test("compute-engine is renewed so symbols met over a long run do not pile up", () => {
+    const before = engineRenewals();
+    for (let i = 0; i < 2600; i++) grade(`\\boxed{\\sin(q_{${i}}) + \\zeta_{${i}}}`, `\\zeta_{${i}} + \\sin(q_{${i}})`);
+    assert.ok(engineRenewals() > before, "the engine was never renewed");
+    assert.equal(grade("\\boxed{\\sec^2 y}", "\\tan^2 y + 1").reward, 1); // still works after renewal
   });
 });

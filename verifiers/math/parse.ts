@@ -25,8 +25,22 @@ export class TooComplex extends Error {}
 export const LIMITS = { length: 2000, depth: 24, exponentDigits: 5, items: 200 };
 
 let engine: ComputeEngine | null = null;
+let uses = 0;
+let renewals = 0;
+/**
+ * compute-engine declares every new symbol it meets in its scope and keeps it (~5 KB each), so
+ * a long-lived engine grows with the variety of answers. A fresh one every RENEW_AFTER uses
+ * bounds that; building one costs ~50 ms, i.e. ~10 µs a use.
+ */
+const RENEW_AFTER = 5000;
 function ce(): ComputeEngine {
+  if (++uses > RENEW_AFTER) { engine = null; uses = 0; renewals++; }
   return (engine ??= new ComputeEngine());
+}
+
+/** How many times the engine was replaced (tests). */
+export function engineRenewals(): number {
+  return renewals;
 }
 
 export function checkCaps(s: string): void {
