@@ -7,6 +7,7 @@
  * - `phrase`: "final answer is …", "the answer is …", "Answer: …".
  * - `latex`: the last `$…$`, `$$…$$`, `\(…\)`, `\[…\]` (inline math may not span lines).
  * - `plain`: the whole text when it is a bare expression, else its last number.
+ * Inside an R1-style `<answer>…</answer>`, only the last tag's content is searched.
  */
 
 export type Source = "boxed" | "phrase" | "latex" | "plain";
@@ -187,7 +188,14 @@ export interface ExtractOptions {
 
 /** The final answer of `text`, or null when none of the sources finds one. */
 export function extractAnswer(text: string, o: ExtractOptions = {}): Extracted | null {
-  const s = o.stripThink === false ? text : afterThink(text);
+  let s = o.stripThink === false ? text : afterThink(text);
+  // an R1-style <answer>…</answer> holds the answer: search inside the last one
+  const tag = s.lastIndexOf("<answer>");
+  if (tag >= 0) {
+    const end = s.indexOf("</answer>", tag);
+    const inner = s.slice(tag + 8, end < 0 ? undefined : end);
+    if (inner.trim()) s = inner;
+  }
   const priority = o.priority ?? DEFAULT_PRIORITY;
   for (let k = 0; k < priority.length; k++) {
     const src = priority[k];

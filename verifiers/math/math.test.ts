@@ -42,6 +42,9 @@ describe("extraction", () => {
       ["Final Answer: The largest $n$ is 34.", "34", 1],
       ["the answer is 12 apples", "12", 1],
       ["the answer is 13", "12", 0],
+      ["<think>it is 3</think><answer>\\frac{1}{2}</answer>", "0.5", 1],
+      ["<answer>7</answer> and later 8", "7", 1],
+      ["**Answer:** 42", "42", 1],
     ]);
   });
   test("last $…$, \\(…\\), \\[…\\] and plain text", () => {
