@@ -20,10 +20,14 @@ export interface Extracted {
   via: Source;
 }
 
-/** Text after the last `</think>`, or all of it when there is none. */
+/**
+ * Text after the last `</think>`, or all of it when there is none. A `<think>` that is never
+ * closed (a truncated completion) leaves no answer: the text is all reasoning.
+ */
 export function afterThink(s: string): string {
   const i = s.lastIndexOf("</think>");
-  return i < 0 ? s : s.slice(i + 8);
+  if (i >= 0) return s.slice(i + 8);
+  return s.includes("<think>") ? "" : s;
 }
 
 interface Span { start: number; end: number; body: string }

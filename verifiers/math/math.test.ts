@@ -23,6 +23,8 @@ describe("extraction", () => {
       ["<think>maybe \\boxed{3}</think> The answer is \\boxed{4}", "4", 1],
       ["<think>maybe \\boxed{4}</think> so it is 3", "4", 0],
       ["<think>\\boxed{4}</think>", "4", 0],
+      ["<think>so it is \\boxed{4} and I keep going", "4", 0], // truncated: never closed
+      ["<think>so it is \\boxed{4} and I keep going", "4", 1, { strip_think: false }],
     ]);
   });
   test("last balanced \\boxed{} and \\fbox{}", () => {

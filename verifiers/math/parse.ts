@@ -87,7 +87,7 @@ function splitTop(s: string, sep: RegExp): string[] {
 }
 
 /** Index of the bracket that closes the one opening at 0, or -1. */
-function matchingClose(s: string, openLen: number): number {
+function matchingClose(s: string): number {
   let depth = 0;
   for (let i = 0; i < s.length; i++) {
     if (s.startsWith("\\{", i) || s.startsWith("\\langle", i)) { depth++; i += s[i + 1] === "{" ? 1 : 6; continue; }
@@ -96,7 +96,6 @@ function matchingClose(s: string, openLen: number): number {
     if (OPEN.includes(s[i])) depth++;
     else if (CLOSE.includes(s[i])) { depth--; if (depth === 0) return i; }
   }
-  void openLen;
   return -1;
 }
 
@@ -205,7 +204,7 @@ export function parseValue(s: string, o: ParseOptions, depth = 0): Value {
   const setOpen = s.startsWith("\\{");
   const angle = s.startsWith("\\langle");
   if (first === "(" || first === "[" || setOpen || angle || first === "{") {
-    const close = matchingClose(s, 1);
+    const close = matchingClose(s);
     const closeLen = s.startsWith("\\}", close) ? 2 : s.startsWith("\\rangle", close) ? 7 : 1;
     if (close > 0 && close + closeLen === s.length) {
       const inner = s.slice(setOpen ? 2 : angle ? 7 : 1, close);
@@ -225,8 +224,10 @@ export function parseValue(s: string, o: ParseOptions, depth = 0): Value {
 
   // prose and words
   const bare = s.replace(/\\text\{|\}/g, "").trim();
-  if (/^[a-zA-Z][a-zA-Z\s'-]*[a-zA-Z]$/.test(bare) && /[a-zA-Z]{2,}/.test(bare) && !WORD_FUNCS.test(bare) && (/\s/.test(bare) || bare.length > 3 || !o.plain)) {
-    if (/\s/.test(bare) || bare.length > 3) return { t: "text", s: bare.toLowerCase().replace(/\s+/g, " ") };
+  // a word of four letters or more, or several words, is text ("Evelyn", "regular hexagon");
+  // shorter runs of letters stay math (`abc` is a product, `E` a choice or a variable)
+  if (/^[a-zA-Z][a-zA-Z\s'-]*[a-zA-Z]$/.test(bare) && !WORD_FUNCS.test(bare) && (/\s/.test(bare) || bare.length > 3)) {
+    return { t: "text", s: bare.toLowerCase().replace(/\s+/g, " ") };
   }
   return leaf(s, o);
 }
