@@ -65,7 +65,7 @@ export function normalizeAnswer(answer: string, latex: boolean): string {
 
 const PLAIN_NUMBER = /^-?(?:\d+(?:\.\d+)?|\.\d+)$/;
 /** Longest completion graded on the event loop; longer ones always go to a worker. */
-export const QUICK_MAX_LENGTH = 8192;
+export const QUICK_MAX_LENGTH = 4096;
 
 /**
  * grade() for a completion whose answer is a plain number and references that are plain

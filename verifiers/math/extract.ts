@@ -32,30 +32,38 @@ export function afterThink(s: string): string {
 
 interface Span { start: number; end: number; body: string }
 
+/** For each `{` (unescaped), the index of its matching `}`, or -1; one linear pass. */
+function braceMatches(s: string): Map<number, number> {
+  const match = new Map<number, number>();
+  const stack: number[] = [];
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i];
+    if (c === "\\") { i++; continue; }
+    if (c === "{") stack.push(i);
+    else if (c === "}" && stack.length) match.set(stack.pop()!, i);
+  }
+  return match;
+}
+
 /** Every balanced `\boxed{…}` / `\fbox{…}` (and `\boxed 5`), outermost only, in order. */
 export function boxedSpans(s: string): Span[] {
   const out: Span[] = [];
   const re = /\\(?:boxed|fbox)\s*(\{|[^\s{\\])/g;
+  let matches: Map<number, number> | null = null;
   for (let m = re.exec(s); m; m = re.exec(s)) {
     if (m[1] !== "{") {
       // `\boxed 5`: one token up to whitespace or `$`
-      const tail = /^[^\s$]+/.exec(s.slice(m.index + m[0].length - 1));
+      const tail = /^[^\s$]+/.exec(s.slice(m.index + m[0].length - 1, m.index + m[0].length + 200));
       const body = tail ? tail[0] : m[1];
       out.push({ start: m.index, end: m.index + m[0].length - 1 + body.length, body });
       continue;
     }
-    const open = m.index + m[0].length;
-    let depth = 1;
-    let i = open;
-    for (; i < s.length; i++) {
-      const c = s[i];
-      if (c === "\\") { i++; continue; }
-      if (c === "{") depth++;
-      else if (c === "}" && --depth === 0) break;
-    }
-    if (depth !== 0) continue; // unbalanced: not an answer
-    out.push({ start: m.index, end: i + 1, body: s.slice(open, i) });
-    re.lastIndex = i + 1;
+    matches ??= braceMatches(s);
+    const open = m.index + m[0].length - 1;
+    const close = matches.get(open);
+    if (close === undefined) continue; // unbalanced: not an answer
+    out.push({ start: m.index, end: close + 1, body: s.slice(open + 1, close) });
+    re.lastIndex = close + 1;
   }
   return out;
 }
@@ -110,11 +118,14 @@ function connected(between: string): boolean {
   return words.every((w) => /^(and|or|quad|qquad)$/i.test(w)) || /\b(and|or)\b|,/.test(between);
 }
 
+/** Most answers joined into one list (a longer run is a list of options, not an answer). */
+const MAX_JOINED = 64;
+
 /** The last span, joined with the spans before it while only connectors separate them. */
 function lastGroup(s: string, spans: Span[]): string {
   let k = spans.length - 1;
   const parts = [spans[k].body];
-  while (k > 0 && connected(s.slice(spans[k - 1].end, spans[k].start))) {
+  while (k > 0 && parts.length < MAX_JOINED && connected(s.slice(spans[k - 1].end, spans[k].start))) {
     k--;
     parts.unshift(spans[k].body);
   }
