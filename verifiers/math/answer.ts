@@ -36,12 +36,12 @@ export interface Graded {
   };
 }
 
-/** Only the tail of a very long completion is searched: answers come last. */
-const MAX_SCAN = 200_000;
-
+/**
+ * The answer in a completion. The whole text is searched (extraction is linear): reading only
+ * a tail could cut a `\boxed{` off its content and misread the answer.
+ */
 export function findAnswer(response: string, o: MathOptions): Extracted | null {
-  const text = response.length > MAX_SCAN ? response.slice(-MAX_SCAN) : response;
-  const body = o.strip_think === false ? text : afterThink(text);
+  const body = o.strip_think === false ? response : afterThink(response);
   return extractAnswer(body, { priority: o.extract ?? DEFAULT_PRIORITY, stripThink: false });
 }
 

@@ -71,13 +71,19 @@ export function boxedSpans(s: string): Span[] {
 /** Math spans: `$$…$$`, `\[…\]` (may span lines), `$…$`, `\(…\)` (one line). */
 export function mathSpans(s: string): Span[] {
   const out: Span[] = [];
+  // once a closer is missing from some point on, it is missing for every later opener too:
+  // remembering that keeps hostile text ("\\[" repeated) linear
+  const missing = new Set<string>();
+  const nextClose = new Map<string, number>();
   let i = 0;
   while (i < s.length) {
     const c = s[i];
     if (c === "\\" && (s[i + 1] === "[" || s[i + 1] === "(")) {
       const close = s[i + 1] === "[" ? "\\]" : "\\)";
-      const j = s.indexOf(close, i + 2);
-      if (j < 0) { i += 2; continue; }
+      const cached = nextClose.get(close);
+      const j = missing.has(close) ? -1 : cached !== undefined && cached >= i + 2 ? cached : s.indexOf(close, i + 2);
+      if (j < 0) { missing.add(close); i += 2; continue; }
+      nextClose.set(close, j);
       const body = s.slice(i + 2, j);
       if (close === "\\)" && body.includes("\n")) { i += 2; continue; }
       out.push({ start: i, end: j + 2, body });
@@ -87,6 +93,7 @@ export function mathSpans(s: string): Span[] {
     if (c === "\\") { i += 2; continue; }
     if (c === "$") {
       const block = s[i + 1] === "$";
+      if (block && missing.has("$$")) { i += 2; continue; }
       const from = i + (block ? 2 : 1);
       let j = from;
       let found = -1;
@@ -96,7 +103,7 @@ export function mathSpans(s: string): Span[] {
         if (!block && s[j] === "\n") break;
         j++;
       }
-      if (found < 0) { i = from; continue; }
+      if (found < 0) { if (block) missing.add("$$"); i = from; continue; }
       if (block && s[found + 1] !== "$") { i = from; continue; }
       out.push({ start: i, end: found + (block ? 2 : 1), body: s.slice(from, found) });
       i = found + (block ? 2 : 1);

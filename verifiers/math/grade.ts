@@ -2,7 +2,7 @@
  * grade(): extraction, normalisation, parsing and comparison of one item. Pure and synchronous;
  * the verifier runs it in a worker thread under a deadline.
  */
-import { parseValue, checkCaps, TooComplex, type Value } from "./parse.js";
+import { parseValue, checkCaps, TooComplex, LIMITS, type Value } from "./parse.js";
 import { compare, type Method } from "./compare.js";
 import { findAnswer, normalizeAnswer, referenceAnswer, type Graded, type MathOptions } from "./answer.js";
 
@@ -10,6 +10,7 @@ export type { Graded, MathOptions } from "./answer.js";
 export { referenceAnswer } from "./answer.js";
 
 function parseAnswer(answer: string, latex: boolean): { value: Value; normalized: string } {
+  if (answer.length > 4 * LIMITS.length) throw new TooComplex(`answer longer than ${LIMITS.length} characters`);
   const normalized = normalizeAnswer(answer, latex);
   checkCaps(normalized);
   return { value: parseValue(normalized, { plain: !latex }), normalized };
