@@ -274,6 +274,14 @@ describe("anti-hacking", () => {
     assert.match(tower.reason, /too complex/);
     const long = grade("\\boxed{" + "1+".repeat(3000) + "1}", "3001");
     assert.match(long.reason, /too complex/);
+    // a box too long to read is never replaced by the number that ends it
+    const huge = grade("\\boxed{" + "1+".repeat(120_000) + "1}", "1");
+    assert.equal(huge.reward, 0);
+    assert.match(huge.reason, /too complex/);
+    // hostile text costs milliseconds, not a quadratic scan
+    const t0 = performance.now();
+    for (const s of ["\\(\n".repeat(60_000), "\\boxed{".repeat(30_000), "$$".repeat(100_000), "\\[".repeat(100_000)]) grade(s, "1");
+    assert.ok(performance.now() - t0 < 3000, `hostile extraction took ${performance.now() - t0} ms`);
   });
 });
 
