@@ -121,3 +121,17 @@ test("a request that goes away stops the wait but does not kill a worker", async
   const r = await post("/reward", { verifier: "math", response: "\\boxed{2}", reference: "2" });
   assert.equal(r.json.reward, 1);
 });
+
+test("a worker that cannot start is reported by ready(), not a crash", async () => {
+  const { writeFileSync, mkdtempSync } = await import("node:fs");
+  const { join } = await import("node:path");
+  const { tmpdir } = await import("node:os");
+  const bad = join(mkdtempSync(join(tmpdir(), "assay-math-")), "broken-worker.mjs");
+  writeFileSync(bad, "throw new Error('cannot load');\nexport default () => 1;\n");
+  const pool = new MathPool(1, bad);
+  try {
+    await assert.rejects(pool.ready(5000), /failed to start|not ready/);
+  } finally {
+    await pool.close().catch(() => {});
+  }
+});

@@ -43,12 +43,18 @@ export class MathPool {
       execArgv: process.execArgv,
       resourceLimits: { maxOldGenerationSizeMb: 512 },
     });
+    // A worker that fails outside a task (e.g. its module does not load) must not crash the
+    // server through an unhandled 'error' event; ready() reports it instead.
+    this.pool.on("error", (err: Error) => { this.failure = err; });
   }
+
+  private failure: Error | null = null;
 
   /** Resolves once every thread has started and warmed up (a cold thread takes ~1 s). */
   async ready(timeoutMs = 30_000): Promise<void> {
     const t0 = Date.now();
     while (Atomics.load(this.warmed, 0) < this.threads) {
+      if (this.failure) throw new Error(`math worker failed to start: ${this.failure.message}`);
       if (Date.now() - t0 > timeoutMs) throw new Error(`math workers not ready after ${timeoutMs} ms`);
       await new Promise((r) => setTimeout(r, 20));
     }
