@@ -5,7 +5,9 @@ import { grade, type MathOptions } from "./grade.js";
 import { extractAnswer } from "./extract.js";
 import { normalizeLatex } from "./normalize.js";
 import { quickGrade } from "./answer.js";
-import { engineRenewals } from "./parse.js";
+import { engineRenewals, parseValue, simpleAscii } from "./parse.js";
+import { evalFloat } from "./expr.js";
+import { ComputeEngine } from "@cortex-js/compute-engine";
 import { loadCases, optionsFor } from "./conformance.js";
 
 type Row = [response: string, reference: string | string[], expected: 0 | 1, options?: MathOptions];
@@ -350,5 +352,29 @@ describe("resources", () => {
     for (let i = 0; i < 2600; i++) grade(`\\boxed{\\sin(q_{${i}}) + \\zeta_{${i}}}`, `\\zeta_{${i}} + \\sin(q_{${i}})`);
     assert.ok(engineRenewals() > before, "the engine was never renewed");
     assert.equal(grade("\\boxed{\\sec^2 y}", "\\tan^2 y + 1").reward, 1); // still works after renewal
+  });
+});
+
+describe("the mathjs fast path reads LaTeX as compute-engine does", () => {
+  test("same values at sample points for every expression it takes", () => {
+    const ce = new ComputeEngine();
+    const exprs = [
+      "x^2 + 5x + 6", "(x+2)(x+3)", "\\frac{3\\sqrt{3}}{2}", "\\frac{1}{3x^{2/3}}", "\\sec^2(3y)", "\\tan^2(3y) + 1",
+      "\\ln(3x) - \\ln x", "\\ln 3", "\\log(100)", "2\\sin(x)\\cos(x)", "x/2y", "3x^{2}/4", "-x^2", "\\frac{1}{2}x",
+      "2\\frac{1}{2}", "\\sqrt{x^2+1}", "\\pi r^2", "e^{2}", "1.5\\sqrt{3}", "2^{10}", "\\frac{x+1}{x-1}", "x \\cdot y",
+    ];
+    let fast = 0;
+    for (const s of exprs) {
+      if (simpleAscii(s, false) !== null) fast++;
+      const ours = parseValue(s, { plain: false });
+      assert.equal(ours.t, "expr", s);
+      const theirs = ce.parse(s).json as any;
+      for (const [x, y, r] of [[1.7, 0.6, 2], [0.3, 2.2, 1.1], [2.9, 1.3, 0.4]]) {
+        const env = new Map([["x", x], ["y", y], ["r", r]]);
+        const a = evalFloat((ours as { e: any }).e, env), b = evalFloat(theirs, env);
+        assert.ok(Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a)), `${s}: ${a} vs ${b}`);
+      }
+    }
+    assert.ok(fast >= 18, `only ${fast} of ${exprs.length} took the fast path`);
   });
 });

@@ -234,7 +234,7 @@ export function parseValue(s: string, o: ParseOptions, depth = 0): Value {
 
 const NUM = /^[+-]?(?:\d+\.?\d*|\.\d+)$/;
 
-const ASCII_FUNCS = new Set(["sin", "cos", "tan", "sec", "csc", "cot", "ln", "log", "sqrt", "exp", "arcsin", "arccos", "arctan", "abs"]);
+const ASCII_FUNCS = new Set(["sin", "cos", "tan", "sec", "csc", "cot", "ln", "log", "log10", "sqrt", "exp", "arcsin", "arccos", "arctan", "abs"]);
 
 /**
  * The common subset of LaTeX (numbers, one-letter variables, + - * / ^, \frac, \sqrt, \pi,
@@ -244,24 +244,32 @@ const ASCII_FUNCS = new Set(["sin", "cos", "tan", "sec", "csc", "cot", "ln", "lo
  */
 export function simpleAscii(s: string, plain: boolean): string | null {
   let t = plain ? s.replace(/\*\*/g, "^") : s;
-  if (!plain) {
+  // a "plain" answer may still be written in LaTeX (a reference such as \tan^2 y + 1)
+  if (!plain || t.includes("\\")) {
     // mixed numbers: 2\frac{1}{2} is 2 + 1/2
     t = t.replace(/(?<![\d.}^_])(\d+)\s*\\frac\s*\{\s*(\d+)\s*\}\s*\{\s*(\d+)\s*\}/g, "($1+$2/$3)");
     // \sin^2(x) is sin(x)^2
     t = t.replace(/\\(sin|cos|tan|sec|csc|cot)\s*\^\s*\{?\s*(\d)\s*\}?\s*\(([^()]*)\)/g, "(\\$1($3))^$2");
-    for (let i = 0; i < 8; i++) {
-      const next = t
+    for (let i = 0; i < 12; i++) {
+      let next = t
         .replace(/\\frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}/g, "(($1)/($2))")
         .replace(/\\sqrt\s*\{([^{}]*)\}/g, "sqrt($1)")
-        .replace(/\^\s*\{([^{}]*)\}/g, "^($1)")
-        .replace(/\{([^{}]*)\}/g, "($1)");
+        .replace(/\^\s*\{([^{}]*)\}/g, "^($1)");
+      // bare groups only once no command is left to claim its braces
+      if (next === t && !/\\(?:frac|sqrt)/.test(t)) next = t.replace(/\{([^{}]*)\}/g, "($1)");
       if (next === t) break;
       t = next;
     }
-    t = t.replace(/\\(?:cdot|times)(?![a-zA-Z])/g, "*").replace(/\\pi(?![a-zA-Z])/g, " pi ").replace(/\\(sin|cos|tan|sec|csc|cot|ln|log|exp|arcsin|arccos|arctan)(?=\s*\()/g, " $1");
+    // \ln x, \sin 2: a function applied to one token
+    t = t.replace(/\\(sin|cos|tan|sec|csc|cot|ln|log|exp)\s+([a-zA-Z]|\d+)(?![\w.(^_{])/g, "\\$1($2)");
+    // \log is base 10, as compute-engine reads it (mathjs's log is natural)
+    t = t.replace(/\\log(?=\s*\()/g, "\\log10");
+    t = t.replace(/\\(?:cdot|times)(?![a-zA-Z])/g, "*").replace(/\\pi(?![a-zA-Z])/g, " pi ").replace(/\\(sin|cos|tan|sec|csc|cot|ln|log10|exp|arcsin|arccos|arctan)(?=\s*\()/g, " $1");
   }
   if (!/^[0-9a-zA-Z+\-*/^().\s]*$/.test(t)) return null;
   if (/\d{16,}/.test(t) || /\.\s*\(|\d\.\d*\./.test(t)) return null;
+  // `1/2x`: mathjs reads (1/2)x, compute-engine 1/(2x); leave the ambiguity to one reader
+  if (/\/\s*\d+(?:\.\d+)?\s*[a-zA-Z(]/.test(t)) return null;
   for (const m of t.matchAll(/[a-zA-Z]+/g)) {
     const w = m[0];
     const next = t.slice(m.index! + w.length).trimStart()[0];
