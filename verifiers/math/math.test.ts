@@ -96,6 +96,12 @@ describe("normalisation", () => {
       ["$\\frac3{3}$", "1", 1],
       ["$\\sqrt3$", "\\sqrt{3}", 1],
       ["\\boxed{125\\textnormal{ miles}}", "125", 1],
+      ["\\boxed{3\\text{ h}}", "3", 1],
+      ["\\boxed{5 \\text{ m}}", "5", 1],
+      ["\\boxed{5 cm}", "5", 1],
+      ["\\boxed{\\frac{1}{3}h}", "\\frac{1}{3}", 0], // a bare letter is a variable, not a unit
+      ["\\boxed{3h}", "3", 0],
+      ["\\boxed{3}", "3h", 0],
       ["$\\mathrm{e}$", "e", 1],
     ]);
   });

@@ -20,7 +20,12 @@ const UNITS = [
   "kg", "g", "grams?", "kilograms?", "liters?", "litres?", "l", "ml", "mph", "km/h", "people", "persons?", "students?",
   "ways", "times", "percent", "percentage", "pct", "points?", "cups?", "pages?", "papers", "bins",
 ];
-const UNIT_RE = new RegExp(`(?<=[\\d}])\\s*(?:\\\\[,;! ]|~)?\\s*(?:${UNITS.join("|")})(?:\\^?\\{?[23]\\}?)?(?![a-zA-Z])`, "g");
+/**
+ * Bare unit words after a number. One-letter units (m, s, h, g, l) are stripped only inside
+ * \text{}: bare, they are variables as often as units (`\frac{1}{3}h` is not `\frac{1}{3}`).
+ */
+const BARE_UNITS = UNITS.filter((u) => !/^[a-z]$/.test(u));
+const UNIT_RE = new RegExp(`(?<=[\\d}])\\s*(?:\\\\[,;! ]|~)?\\s*(?:${BARE_UNITS.join("|")})(?:\\^?\\{?[23]\\}?)?(?![a-zA-Z])`, "g");
 const UNIT_TEXT_RE = new RegExp(`\\\\(?:text|textnormal|textrm|textit|mbox|mathrm|textbf|operatorname)\\s*\\{\\s*(?:${UNITS.join("|")})(?:\\^?[23])?\\s*\\}(?:\\^\\{?[23]\\}?)?`, "gi");
 
 /** Removes a `\cmd{…}` wrapper keeping its (balanced) argument. */
