@@ -311,7 +311,9 @@ export function compareScalars(g: Expr, p: Expr, o: CompareOptions): Verdict {
       return no("numeric", "the value could not be evaluated");
     }
     if (decimal && o.precision !== undefined) return roundsEqual(a, b, o.precision) ? yes("numeric") : no("numeric", `${b} ≠ ${a} to ${o.precision} places`);
-    return close(a, b, 1e-10) ? yes("numeric") : no("numeric", `${b} ≠ ${a}`);
+    // without a precision option a decimal must be the value itself, up to float rounding:
+    // 0.5\sqrt{2} is \frac{\sqrt{2}}{2}, but 1.41421356237 is not \sqrt{2}
+    return close(a, b, decimal ? 1e-14 : 1e-10) ? yes("numeric") : no("numeric", `${b} ≠ ${a}`);
   }
   // free variables: when the trees are not the same ("unknown"), seeded random points decide,
   // of both signs (|x| is not x). Points where one side is undefined are skipped (domains of
@@ -319,7 +321,7 @@ export function compareScalars(g: Expr, p: Expr, o: CompareOptions): Verdict {
   // call) are the last resort, for trees the points cannot evaluate.
   const rnd = mulberry32(o.seed);
   let ok = 0;
-  const tol = decimal && o.precision !== undefined ? 10 ** -o.precision : 1e-9;
+  const tol = decimal ? (o.precision !== undefined ? 10 ** -o.precision : 1e-12) : 1e-9;
   for (let tries = 0; tries < 60 && ok < 8; tries++) {
     const env = new Map(vars.map((v) => [v, point(rnd)]));
     const a = evalFloat(g, env), b = evalFloat(p, env);

@@ -173,6 +173,10 @@ describe("comparison", () => {
       ["\\boxed{0.33}", "\\frac{1}{3}", 0, { precision: 6 }],
       ["\\boxed{1.41}", "\\sqrt{2}", 0],
       ["\\boxed{1.414214}", "\\sqrt{2}", 1, { precision: 6 }],
+      ["\\boxed{1.41421356237}", "\\sqrt{2}", 0], // a decimal is never an irrational without a precision option
+      ["\\boxed{0.5\\sqrt{2}}", "\\frac{\\sqrt{2}}{2}", 1],
+      ["\\boxed{0.5x + 1}", "\\frac{x+2}{2}", 1],
+      ["\\boxed{0.3333333333x}", "\\frac{x}{3}", 0],
       ["\\boxed{2^{10}}", "1024", 1],
     ]);
   });
