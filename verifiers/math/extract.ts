@@ -139,7 +139,8 @@ function lastGroup(s: string, spans: Span[]): string {
   return parts.length === 1 ? parts[0] : parts.map((p) => p.trim()).join(", ");
 }
 
-const PHRASE = /(?:final\s+answer\s*(?:is|:)|the\s+answer\s+is|\banswer\s*:|\banswer\s+is)\s*:?\s*/gi;
+/** "final answer is", "the answer is", "Answer:", and GSM8K's "#### 18". */
+const PHRASE = /(?:final\s+answer\s*(?:is|:)|the\s+answer\s+is|\banswer\s*:|\banswer\s+is|^\s*####)\s*:?\s*/gim;
 
 function fromPhrase(s: string): (Extracted & { at: number }) | null {
   const r = fromPhraseInner(s);

@@ -49,6 +49,9 @@ describe("extraction", () => {
       ["<think>it is 3</think><answer>\\frac{1}{2}</answer>", "0.5", 1],
       ["<answer>7</answer> and later 8", "7", 1],
       ["**Answer:** 42", "42", 1],
+      ["She sells 16 - 3 - 4 = 9 eggs, 9 * 2 = 18 dollars.\n#### 18", "18", 1],
+      ["We pay $\\$18$ in total.", "18", 1],
+      ["In all, 12 + 7 = 19 apples.\n#### 19", "18", 0],
     ]);
   });
   test("last $…$, \\(…\\), \\[…\\] and plain text", () => {
