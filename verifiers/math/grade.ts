@@ -1,0 +1,79 @@
+/**
+ * grade(): extraction, normalisation, parsing and comparison of one item. Pure and synchronous;
+ * the verifier runs it in a worker thread under a deadline.
+ */
+import { parseValue, checkCaps, TooComplex, LIMITS, type Value } from "./parse.js";
+import { compare, type Method } from "./compare.js";
+import { findAnswer, normalizeAnswer, referenceAnswer, type Graded, type MathOptions } from "./answer.js";
+
+export type { Graded, MathOptions } from "./answer.js";
+export { referenceAnswer } from "./answer.js";
+
+/** A normalised answer within the caps; its parse is made on first use (identical strings need none). */
+class Answer {
+  private parsed: Value | undefined;
+  readonly normalized: string;
+  constructor(answer: string, readonly latex: boolean) {
+    if (answer.length > 4 * LIMITS.length) throw new TooComplex(`answer longer than ${LIMITS.length} characters`);
+    this.normalized = normalizeAnswer(answer, latex);
+    checkCaps(this.normalized);
+  }
+  get value(): Value {
+    return (this.parsed ??= parseValue(this.normalized, { plain: !this.latex }));
+  }
+}
+
+export function grade(response: string, reference: string | string[], o: MathOptions = {}): Graded {
+  const found = findAnswer(response, o);
+  if (!found || !found.answer.trim()) return { reward: 0, reason: "no answer found", details: { extracted: null } };
+  const extracted = found.answer.slice(0, 512);
+  const tooComplex = (e: TooComplex): Graded => ({ reward: 0, reason: `answer too complex: ${e.message}`, details: { extracted, via: found.via, why: e.message } });
+
+  let pred: Answer;
+  try {
+    pred = new Answer(found.answer, found.latex);
+  } catch (e) {
+    if (e instanceof TooComplex) return tooComplex(e);
+    throw e;
+  }
+  if (pred.normalized === "") return { reward: 0, reason: "no answer found", details: { extracted, via: found.via } };
+
+  const refs = Array.isArray(reference) ? reference : [reference];
+  const opts = { precision: o.precision, seed: o.seed ?? 1, allowSetRelation: o.allow_set_relation ?? false };
+  let firstWhy: string | undefined, firstMethod: Method | undefined, firstRef: string | undefined;
+  for (let i = 0; i < refs.length; i++) {
+    const ra = referenceAnswer(refs[i]);
+    let gold: Answer;
+    try {
+      gold = new Answer(ra.answer, ra.latex);
+    } catch (e) {
+      if (e instanceof TooComplex) { firstWhy ??= `reference too complex: ${e.message}`; continue; }
+      throw e;
+    }
+    const details = { extracted, normalized: pred.normalized.slice(0, 512), reference: gold.normalized.slice(0, 512), via: found.via };
+    if (gold.normalized === pred.normalized && gold.normalized !== "") {
+      return { reward: 1, reason: "matches the reference", details: { ...details, method: "string", matched: i } };
+    }
+    let predValue: Value, goldValue: Value;
+    try {
+      predValue = pred.value;
+    } catch (e) {
+      if (e instanceof TooComplex) return tooComplex(e);
+      throw e;
+    }
+    try {
+      goldValue = gold.value;
+    } catch (e) {
+      if (e instanceof TooComplex) { firstWhy ??= `reference too complex: ${e.message}`; continue; }
+      throw e;
+    }
+    const v = compare(goldValue, predValue, opts);
+    if (v.equal) return { reward: 1, reason: `equals the reference (${v.method})`, details: { ...details, method: v.method, matched: i } };
+    if (firstWhy === undefined) { firstWhy = v.why; firstMethod = v.method; firstRef = gold.normalized.slice(0, 512); }
+  }
+  return {
+    reward: 0,
+    reason: `does not equal the reference${firstWhy ? `: ${firstWhy}` : ""}`,
+    details: { extracted, normalized: pred.normalized.slice(0, 512), reference: firstRef, via: found.via, method: firstMethod, why: firstWhy },
+  };
+}

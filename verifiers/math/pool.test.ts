@@ -1,0 +1,137 @@
+/**
+ * The math verifier through its worker pool and the HTTP service: scoring, a hard deadline that
+ * kills a stuck worker (status error, reward null) while other requests are still served, and
+ * recovery afterwards. Uses a test-only hook (ASSAY_MATH_TEST_HOOKS=1) that makes a worker spin
+ * forever: a pathological input no cap catches, without depending on which inputs are slow today.
+ */
+process.env.ASSAY_WORKERS = "2";
+process.env.ASSAY_MATH_TEST_HOOKS = "1";
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import type { Server } from "node:http";
+import { testApp } from "../../tests/helpers.js";
+import { SPIN_MARKER } from "./worker.js";
+import { MathPool } from "./pool.js";
+import { math, mathPoolStats } from "./index.js";
+import { quiet } from "../../tests/helpers.js";
+import type { VerifyContext } from "../../src/core/types.js";
+
+let server: Server;
+let base: string;
+let close: () => Promise<void>;
+
+async function post(path: string, body: unknown) {
+  const res = await fetch(base + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  return { status: res.status, json: (await res.json()) as any };
+}
+
+before(async () => {
+  const { app, registry } = await testApp();
+  server = await new Promise<Server>((resolve) => {
+    const s = app.listen(0, "127.0.0.1", () => resolve(s));
+  });
+  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  close = () => registry.close();
+});
+after(async () => {
+  await close();
+  await new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); });
+});
+
+test("POST /reward scores a math item in the pool", async () => {
+  const { status, json } = await post("/reward", { id: 1, verifier: "math", response: "so \\boxed{\\dfrac{1}{2}}", reference: "0.5" });
+  assert.equal(status, 200);
+  assert.equal(json.status, "ok");
+  assert.equal(json.reward, 1);
+  assert.equal(json.details.method, "exact");
+  const wrong = await post("/reward", { verifier: "math", response: "\\boxed{0.33}", reference: "\\frac{1}{3}" });
+  assert.equal(wrong.json.reward, 0);
+  assert.equal(wrong.json.status, "ok");
+  const none = await post("/reward", { verifier: "math", response: "I am not sure.", reference: "3" });
+  assert.deepEqual([none.json.reward, none.json.reason], [0, "no answer found"]);
+});
+
+test("options are validated by the schema", async () => {
+  const { status, json } = await post("/reward", { verifier: "math", response: "1", reference: "1", options: { precision: "six" } });
+  assert.equal(status, 400);
+  assert.equal(json.field, "options");
+});
+
+test("a stuck worker is killed at the deadline; other requests are served meanwhile", async () => {
+  const t0 = Date.now();
+  const stuck = post("/reward/batch", {
+    deadline_ms: 1500,
+    items: [
+      { id: "spin", verifier: "math", response: SPIN_MARKER, reference: "1" },
+      { id: "fine", verifier: "math", response: "\\boxed{2}", reference: "2" },
+    ],
+  });
+  // While one worker spins, the other keeps answering.
+  await new Promise((r) => setTimeout(r, 200));
+  const during: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const t = Date.now();
+    const r = await post("/reward", { verifier: "math", response: `\\boxed{${i}}`, reference: String(i) });
+    assert.equal(r.json.reward, 1);
+    during.push(Date.now() - t);
+  }
+  assert.ok(Date.now() - t0 < 1500, `requests during the spin took ${during.join(",")} ms`);
+
+  const { json } = await stuck;
+  const [spin, fine] = json.results;
+  assert.equal(spin.status, "error");
+  assert.equal(spin.reward, null);
+  assert.match(spin.reason, /deadline of 1[45]\d\d ms exceeded/);
+  assert.equal(fine.reward, 1);
+  const took = Date.now() - t0;
+  assert.ok(took < 4000, `the stuck item took ${took} ms to end`);
+
+  // The pool recovered: both workers answer again (the killed one was replaced).
+  const after = await post("/reward/batch", {
+    items: Array.from({ length: 8 }, (_, i) => ({ verifier: "math", response: `\\boxed{${i}/2}`, reference: String(i / 2) })),
+  });
+  assert.deepEqual(after.json.results.map((r: any) => r.reward), Array(8).fill(1));
+});
+
+test("aborting a task terminates its worker thread", async () => {
+  const pool = new MathPool(1);
+  try {
+    const ac = new AbortController();
+    const t = pool.run({ response: SPIN_MARKER, reference: "1", options: {} }, ac.signal);
+    setTimeout(() => ac.abort(new Error("deadline")), 300);
+    await assert.rejects(t);
+    const r = await pool.run({ response: "\\boxed{3}", reference: "3", options: {} });
+    assert.equal(r.reward, 1);
+  } finally {
+    await pool.close();
+  }
+});
+
+test("a request that goes away stops the wait but does not kill a worker", async () => {
+  await post("/reward", { verifier: "math", response: "\\boxed{1}", reference: "1" }); // pool up
+  const before = mathPoolStats()!.threadIds;
+  const ac = new AbortController();
+  const ctx = { deadline: Date.now() + 5000, signal: ac.signal, log: quiet, services: {} } as unknown as VerifyContext;
+  const pending = math.verify({ verifier: "math", response: "\\boxed{x^2+2x+1}", reference: "(x+1)^2" }, ctx);
+  ac.abort(new Error("client went away"));
+  await assert.rejects(pending, /aborted/);
+  await new Promise((r) => setTimeout(r, 300));
+  assert.deepEqual(mathPoolStats()!.threadIds, before);
+  const r = await post("/reward", { verifier: "math", response: "\\boxed{2}", reference: "2" });
+  assert.equal(r.json.reward, 1);
+});
+
+test("a worker that cannot start is reported by ready(), not a crash", async () => {
+  const { writeFileSync, mkdtempSync } = await import("node:fs");
+  const { join } = await import("node:path");
+  const { tmpdir } = await import("node:os");
+  const bad = join(mkdtempSync(join(tmpdir(), "assay-math-")), "broken-worker.mjs");
+  writeFileSync(bad, "throw new Error('cannot load');\nexport default () => 1;\n");
+  const pool = new MathPool(1, bad);
+  try {
+    await assert.rejects(pool.ready(5000), /failed to start|not ready/);
+  } finally {
+    await pool.close().catch(() => {});
+  }
+});

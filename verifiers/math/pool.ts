@@ -1,0 +1,74 @@
+/**
+ * The math verifier's worker pool (piscina): every grade() runs off the event loop, and a task
+ * that outlives its deadline is aborted, which terminates its worker (piscina starts another).
+ */
+import { Piscina } from "piscina";
+import { availableParallelism } from "node:os";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import type { Task } from "./worker.js";
+import type { Graded } from "./grade.js";
+
+/** worker.js next to this module when compiled, worker.ts when running from sources (tsx). */
+export function workerFile(): string {
+  const self = fileURLToPath(import.meta.url);
+  const ext = self.endsWith(".ts") ? ".ts" : ".js";
+  const file = self.replace(/pool\.(ts|js)$/, `worker${ext}`);
+  if (!existsSync(file)) throw new Error(`math worker not found at ${file}`);
+  return file;
+}
+
+/** ASSAY_WORKERS: threads for CPU-heavy verifiers, 0 or unset = one per core. */
+export function workersFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.ASSAY_WORKERS;
+  const n = raw === undefined || raw === "" ? 0 : Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`ASSAY_WORKERS=${JSON.stringify(raw)} is not an integer >= 0`);
+  return n === 0 ? availableParallelism() : n;
+}
+
+export class MathPool {
+  private readonly pool: Piscina<Task, Graded>;
+  /** Workers that have loaded and warmed their parsers (replacements count too). */
+  private readonly warmed = new Int32Array(new SharedArrayBuffer(4));
+  constructor(readonly threads: number, filename = workerFile()) {
+    this.pool = new Piscina<Task, Graded>({
+      filename,
+      workerData: { warmed: this.warmed },
+      minThreads: threads,
+      maxThreads: threads,
+      idleTimeout: 60_000,
+      // a few queued tasks per thread keep them busy without hiding back-pressure
+      concurrentTasksPerWorker: 1,
+      // the worker inherits tsx's --import from execArgv when running from sources
+      execArgv: process.execArgv,
+      resourceLimits: { maxOldGenerationSizeMb: 512 },
+    });
+    // A worker that fails outside a task (e.g. its module does not load) must not crash the
+    // server through an unhandled 'error' event; ready() reports it instead.
+    this.pool.on("error", (err: Error) => { this.failure = err; });
+  }
+
+  private failure: Error | null = null;
+
+  /** Resolves once every thread has started and warmed up (a cold thread takes ~1 s). */
+  async ready(timeoutMs = 30_000): Promise<void> {
+    const t0 = Date.now();
+    while (Atomics.load(this.warmed, 0) < this.threads) {
+      if (this.failure) throw new Error(`math worker failed to start: ${this.failure.message}`);
+      if (Date.now() - t0 > timeoutMs) throw new Error(`math workers not ready after ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  run(task: Task, signal?: AbortSignal): Promise<Graded> {
+    return this.pool.run(task, { signal });
+  }
+
+  get stats() {
+    return { threads: this.pool.threads.length, threadIds: this.pool.threads.map((t) => t.threadId), queued: this.pool.queueSize, completed: this.pool.completed };
+  }
+
+  async close(): Promise<void> {
+    await this.pool.destroy();
+  }
+}
