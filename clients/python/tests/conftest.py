@@ -63,6 +63,16 @@ def assay_url() -> str:
             proc.wait()
 
 
+def need(module: str):
+    """Imports an optional test dependency: skips without it on a laptop, fails under CI=true,
+    where scripts/setup-python.sh has installed it and its absence is a broken install."""
+    if os.environ.get("CI") == "true":
+        import importlib
+
+        return importlib.import_module(module)
+    return pytest.importorskip(module, reason=f"{module} is not installed (bash scripts/setup-python.sh)")
+
+
 # ---- a scripted fake server -------------------------------------------------------------------
 
 Reply = Tuple[int, dict, Optional[bytes]]  # status, headers, body; status 0 = drop the connection

@@ -10,13 +10,14 @@ from assay_client import AssayClient
 from assay_client import openrlhf as orl
 from assay_client import verl
 from assay_client.trl import AssayReward, message_text
+from conftest import need
 
 
 # ---- TRL ---------------------------------------------------------------------------------------
 
 def trl_kwargs(**columns):
     """The keyword arguments TRL 1.13's GRPOTrainer._calculate_rewards adds to every call."""
-    from transformers import TrainerState
+    TrainerState = need("transformers").TrainerState
 
     extra, metrics = {}, {}
     kwargs = dict(columns)
@@ -101,7 +102,7 @@ def test_verl_unknown_data_source_says_how_to_route_it(assay_url):
 
 
 def test_verl_batch_form_with_numpy_columns(assay_url):
-    np = pytest.importorskip("numpy")
+    np = need("numpy")
     verl.register_data_source("my/capitals", "exact")
     # BatchRewardManager passes numpy object arrays from DataProto.non_tensor_batch.
     out = verl.compute_score_batch(
@@ -133,7 +134,7 @@ def openrlhf_post(url, queries, prompts, labels):
 
 
 def test_openrlhf_get_reward_with_the_exact_payload_and_its_tensor_handling(assay_url):
-    torch = pytest.importorskip("torch")
+    torch = need("torch")
     tmpl = "<|im_start|>user\n{q}<|im_end|>\n<|im_start|>assistant\n"
     p1, p2 = tmpl.format(q="Capital of France?"), tmpl.format(q="Pick (A) or (B)")
     # OpenRLHF decodes prompt + response with skip_special_tokens=False: the EOS token stays.
@@ -163,7 +164,7 @@ def test_openrlhf_plain_labels_with_verifier_in_the_url(assay_url):
 
 
 def test_openrlhf_custom_reward_func_returns_tensors(assay_url, monkeypatch):
-    pytest.importorskip("torch")
+    need("torch")
     monkeypatch.setattr(orl, "_client", AssayClient(assay_url))
     out = orl.reward_func(["q Paris", "q Rome"], ["q ", "q "], [orl.label("exact", "paris")] * 2)
     assert out["rewards"].tolist() == [1.0, 0.0]

@@ -13,6 +13,7 @@ import random
 import pytest
 
 from assay_client import AssayClient
+from conftest import need
 
 VERIFIER = os.environ.get("ASSAY_E2E_VERIFIER", "math")
 STEPS = 4
@@ -82,7 +83,7 @@ def write_dataset(path, n=16):
 
 
 def test_grpo_steps_on_cpu_log_the_rewards_assay_returned(assay_url, tmp_path, monkeypatch):
-    pytest.importorskip("trl")
+    need("trl")
     import torch
 
     from assay_client import train
