@@ -1,0 +1,39 @@
+/** Maps a Math-Verify test case (../shared/conformance/math-verify-cases.jsonl) to a grade() call. */
+import { readFileSync } from "node:fs";
+import { grade, type MathOptions } from "./grade.js";
+import type { Source } from "./extract.js";
+
+export interface Case {
+  gold: string; pred: string; expected: number; file: string; test: string; call: string;
+  precision?: number; strict?: boolean; allow_set_relation_comp?: boolean;
+}
+
+export const CASES_PATH = new URL("../../../shared/conformance/math-verify-cases.jsonl", import.meta.url);
+
+export function loadCases(path: URL | string = CASES_PATH): Case[] {
+  return readFileSync(path, "utf8").split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l) as Case);
+}
+
+/** The verifier options that mirror the case's Math-Verify call. */
+export function optionsFor(c: Case): MathOptions {
+  const types = /match_types=\[([^\]]*)\]/.exec(c.call)?.[1] ?? '"latex", "expr"';
+  const extract: Source[] = [];
+  if (types.includes("latex")) extract.push("boxed", "phrase", "latex");
+  if (types.includes("expr")) extract.push("plain");
+  // compare_strings defaults to float_rounding=6
+  return { extract, precision: c.precision ?? 6, allow_set_relation: c.allow_set_relation_comp ?? false };
+}
+
+export function runCase(c: Case) {
+  const o = optionsFor(c);
+  // the gold goes through the same extraction as the prediction, as in Math-Verify's parse()
+  const r = grade(c.pred, goldAnswer(c.gold, o), o);
+  return { got: r.reward > 0 ? 1 : 0, want: c.expected > 0 ? 1 : 0, result: r };
+}
+
+import { extractAnswer } from "./extract.js";
+function goldAnswer(gold: string, o: MathOptions): string {
+  const f = extractAnswer(gold, { priority: o.extract });
+  if (!f) return gold;
+  return f.latex ? `$${f.answer}$` : f.answer;
+}

@@ -1,0 +1,217 @@
+/**
+ * Finds the final answer in a completion. Pure string work, no parsing.
+ *
+ * Sources, tried in the configured order (default: boxed, answer phrase, LaTeX, plain):
+ * - `boxed`: the last balanced `\boxed{}` / `\fbox{}`; boxes separated only by connectors
+ *   ("and", ",", `\quad`, a short `\text{}`) are joined into one list answer.
+ * - `phrase`: "final answer is …", "the answer is …", "Answer: …".
+ * - `latex`: the last `$…$`, `$$…$$`, `\(…\)`, `\[…\]` (inline math may not span lines).
+ * - `plain`: the whole text when it is a bare expression, else its last number.
+ */
+
+export type Source = "boxed" | "phrase" | "latex" | "plain";
+export const DEFAULT_PRIORITY: Source[] = ["boxed", "phrase", "latex", "plain"];
+
+export interface Extracted {
+  answer: string;
+  /** Whether the answer came from LaTeX (math mode or a box) or from plain text. */
+  latex: boolean;
+  via: Source;
+}
+
+/** Text after the last `</think>`, or all of it when there is none. */
+export function afterThink(s: string): string {
+  const i = s.lastIndexOf("</think>");
+  return i < 0 ? s : s.slice(i + 8);
+}
+
+interface Span { start: number; end: number; body: string }
+
+/** Every balanced `\boxed{…}` / `\fbox{…}` (and `\boxed 5`), outermost only, in order. */
+export function boxedSpans(s: string): Span[] {
+  const out: Span[] = [];
+  const re = /\\(?:boxed|fbox)\s*(\{|[^\s{\\])/g;
+  for (let m = re.exec(s); m; m = re.exec(s)) {
+    if (m[1] !== "{") {
+      // `\boxed 5`: one token up to whitespace or `$`
+      const tail = /^[^\s$]+/.exec(s.slice(m.index + m[0].length - 1));
+      const body = tail ? tail[0] : m[1];
+      out.push({ start: m.index, end: m.index + m[0].length - 1 + body.length, body });
+      continue;
+    }
+    const open = m.index + m[0].length;
+    let depth = 1;
+    let i = open;
+    for (; i < s.length; i++) {
+      const c = s[i];
+      if (c === "\\") { i++; continue; }
+      if (c === "{") depth++;
+      else if (c === "}" && --depth === 0) break;
+    }
+    if (depth !== 0) continue; // unbalanced: not an answer
+    out.push({ start: m.index, end: i + 1, body: s.slice(open, i) });
+    re.lastIndex = i + 1;
+  }
+  return out;
+}
+
+/** Math spans: `$$…$$`, `\[…\]` (may span lines), `$…$`, `\(…\)` (one line). */
+export function mathSpans(s: string): Span[] {
+  const out: Span[] = [];
+  let i = 0;
+  while (i < s.length) {
+    const c = s[i];
+    if (c === "\\" && (s[i + 1] === "[" || s[i + 1] === "(")) {
+      const close = s[i + 1] === "[" ? "\\]" : "\\)";
+      const j = s.indexOf(close, i + 2);
+      if (j < 0) { i += 2; continue; }
+      const body = s.slice(i + 2, j);
+      if (close === "\\)" && body.includes("\n")) { i += 2; continue; }
+      out.push({ start: i, end: j + 2, body });
+      i = j + 2;
+      continue;
+    }
+    if (c === "\\") { i += 2; continue; }
+    if (c === "$") {
+      const block = s[i + 1] === "$";
+      const from = i + (block ? 2 : 1);
+      let j = from;
+      let found = -1;
+      while (j < s.length) {
+        if (s[j] === "\\") { j += 2; continue; }
+        if (s[j] === "$") { found = j; break; }
+        if (!block && s[j] === "\n") break;
+        j++;
+      }
+      if (found < 0) { i = from; continue; }
+      if (block && s[found + 1] !== "$") { i = from; continue; }
+      out.push({ start: i, end: found + (block ? 2 : 1), body: s.slice(from, found) });
+      i = found + (block ? 2 : 1);
+      continue;
+    }
+    i++;
+  }
+  return out;
+}
+
+/** Text between two answers that still reads as "these together are the answer". */
+const CONNECTOR = /^(?:[\s,;.:$]|\\[,;!: ]|\\q?quad|\\text\{[^{}]{0,30}\}|\\textbf\{[^{}]{0,30}\}|\band\b|\bor\b|[a-zA-Z](?:_\{?\w+\}?)?\s*=|\\\)|\\\(|\\\]|\\\[|[a-z]{1,12}(?=\s+(?:and|or)\b))*$/i;
+
+function connected(between: string): boolean {
+  if (between.length > 60) return false;
+  if (!CONNECTOR.test(between)) return false;
+  // plain words other than the connectors themselves must sit next to "and"/"or" or a comma
+  const words = between.replace(/\\text(?:bf)?\{[^{}]*\}/g, " ").match(/[a-z]+/gi) ?? [];
+  return words.every((w) => /^(and|or|quad|qquad)$/i.test(w)) || /\b(and|or)\b|,/.test(between);
+}
+
+/** The last span, joined with the spans before it while only connectors separate them. */
+function lastGroup(s: string, spans: Span[]): string {
+  let k = spans.length - 1;
+  const parts = [spans[k].body];
+  while (k > 0 && connected(s.slice(spans[k - 1].end, spans[k].start))) {
+    k--;
+    parts.unshift(spans[k].body);
+  }
+  return parts.length === 1 ? parts[0] : parts.map((p) => p.trim()).join(", ");
+}
+
+const PHRASE = /(?:final\s+answer\s*(?:is|:)|the\s+answer\s+is|\banswer\s*:|\banswer\s+is)\s*:?\s*/gi;
+
+function fromPhrase(s: string): (Extracted & { at: number }) | null {
+  const r = fromPhraseInner(s);
+  return r && { ...r.x, at: r.at };
+}
+
+function fromPhraseInner(s: string): { x: Extracted; at: number } | null {
+  let last: RegExpExecArray | null = null;
+  for (let m = PHRASE.exec(s); m; m = PHRASE.exec(s)) last = m;
+  PHRASE.lastIndex = 0;
+  if (!last) return null;
+  const at = last.index;
+  const wrap = (x: Extracted | null) => (x ? { x, at } : null);
+  let rest = s.slice(last.index + last[0].length);
+  const nl = rest.indexOf("\n\n");
+  if (nl >= 0) rest = rest.slice(0, nl);
+  rest = rest.replace(/^[*\s"']+/, "");
+  const spans = mathSpans(rest);
+  // The answer is the math right after the phrase ("… is $x$. I hope …").
+  if (spans.length && spans[0].start === 0) {
+    let k = 0;
+    while (k + 1 < spans.length && connected(rest.slice(spans[k].end, spans[k + 1].start))) k++;
+    return wrap({ answer: lastGroup(rest, spans.slice(0, k + 1)), latex: true, via: "phrase" });
+  }
+  // Otherwise the first sentence.
+  const sentence = rest.split(/(?<=[^\d\s])\.(?:\s|$)|\.\s+(?=[A-Z])|\n/)[0].trim().replace(/[.\s*"']+$/, "");
+  if (!sentence) return null;
+  const inner = mathSpans(sentence);
+  if (inner.length && inner[inner.length - 1].end >= sentence.length - 1) return wrap({ answer: lastGroup(sentence, inner), latex: true, via: "phrase" });
+  if (PLAIN_EXPR.test(sentence) && !isProse(sentence)) return wrap({ answer: sentence, latex: false, via: "phrase" });
+  const n = lastNumber(sentence);
+  if (n !== null) return wrap({ answer: n, latex: false, via: "phrase" });
+  if (inner.length) return wrap({ answer: lastGroup(sentence, inner), latex: true, via: "phrase" });
+  return null;
+}
+
+/** A whole string that reads as a bare expression or answer list (no prose). */
+const PLAIN_EXPR = /^[\s\d.,;:+\-*/^()[\]{}<>=!%|a-zA-Z_'\\·×÷−√πθ∞≤≥≠°€£¥₹]*$/;
+const NUMBER = /(?<![\w.])[-−]?(?:\d+\s*\/\s*\d+(?![\d.,]\d)|\d{1,3}(?:[, ]\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?|\.\d+)(?![\d.,]\d)(?!\.?[a-zA-Z]*\d)/g;
+
+function lastNumber(s: string): string | null {
+  let last: string | null = null;
+  for (const m of s.matchAll(NUMBER)) last = m[0];
+  return last;
+}
+
+function isProse(s: string): boolean {
+  // three or more letters in a row that are not a LaTeX command or a unit we strip
+  return /(?<!\\)[a-zA-Z]{4,}/.test(s.replace(/\\[a-zA-Z]+/g, "").replace(/\b(?:percent|percentage|pct|and|or)\b/gi, ""));
+}
+
+function fromPlain(s: string): Extracted | null {
+  const t = s.trim();
+  if (!t) return null;
+  if (t.length <= 200 && PLAIN_EXPR.test(t) && !isProse(t)) return { answer: t, latex: false, via: "plain" };
+  const n = lastNumber(t);
+  return n === null ? null : { answer: n, latex: false, via: "plain" };
+}
+
+export interface ExtractOptions {
+  priority?: Source[];
+  /** Ignore everything before the last `</think>` (default true). */
+  stripThink?: boolean;
+}
+
+/** The final answer of `text`, or null when none of the sources finds one. */
+export function extractAnswer(text: string, o: ExtractOptions = {}): Extracted | null {
+  const s = o.stripThink === false ? text : afterThink(text);
+  const priority = o.priority ?? DEFAULT_PRIORITY;
+  for (let k = 0; k < priority.length; k++) {
+    const src = priority[k];
+    if (src === "boxed" || src === "phrase") {
+      // a box and an answer phrase rank together: the later one in the text wins
+      const both = priority[k + 1] === (src === "boxed" ? "phrase" : "boxed");
+      const spans = src === "boxed" || both ? boxedSpans(s) : [];
+      const phrase = src === "phrase" || both ? fromPhrase(s) : null;
+      if (both) k++;
+      const box = spans.length ? { answer: lastGroup(s, spans), latex: true, via: "boxed" as const, at: spans[spans.length - 1].start } : null;
+      const pick = box && phrase ? (phrase.at > box.at ? phrase : box) : box ?? phrase;
+      if (pick) return { answer: pick.answer, latex: pick.latex, via: pick.via };
+    } else if (src === "latex") {
+      const spans = mathSpans(s).filter((x) => x.body.trim() !== "");
+      if (spans.length) {
+        // a plain number written after the last formula is the later answer ("… increases by 100%.")
+        if (priority.includes("plain")) {
+          const tail = s.slice(spans[spans.length - 1].end);
+          const n = lastNumber(tail);
+          if (n !== null) return { answer: n, latex: false, via: "plain" };
+        }
+        return { answer: lastGroup(s, spans), latex: true, via: "latex" };
+      }
+    } else {
+      const r = fromPlain(s);
+      if (r) return r;
+    }
+  }
+  return null;
+}

@@ -1,0 +1,281 @@
+/** Labelled cases for the math verifier's grading, one group per feature, positives and negatives. */
+import { test, describe } from "node:test";
+import assert from "node:assert/strict";
+import { grade, type MathOptions } from "./grade.js";
+import { extractAnswer } from "./extract.js";
+import { normalizeLatex } from "./normalize.js";
+
+type Row = [response: string, reference: string | string[], expected: 0 | 1, options?: MathOptions];
+
+function check(rows: Row[]) {
+  for (const [response, reference, expected, options] of rows) {
+    const r = grade(response, reference, options);
+    assert.equal(r.reward, expected, `${JSON.stringify(response)} vs ${JSON.stringify(reference)}: ${r.reason} ${JSON.stringify(r.details)}`);
+  }
+}
+
+describe("extraction", () => {
+  test("ignores everything before </think>", () => {
+    check([
+      ["<think>maybe \\boxed{3}</think> The answer is \\boxed{4}", "4", 1],
+      ["<think>maybe \\boxed{4}</think> so it is 3", "4", 0],
+      ["<think>\\boxed{4}</think>", "4", 0],
+    ]);
+  });
+  test("last balanced \\boxed{} and \\fbox{}", () => {
+    check([
+      ["first \\boxed{1} then \\boxed{\\frac{1}{2}}", "1/2", 1],
+      ["\\fbox{7}", "7", 1],
+      ["\\boxed{\\frac{\\sqrt{2}}{2}}", "\\frac{1}{\\sqrt 2}", 1],
+      ["unbalanced \\boxed{3", "3", 1], // falls through to the last number
+      ["\\boxed 5", "5", 1],
+    ]);
+    assert.equal(extractAnswer("a \\boxed{x^{2}} b")?.answer, "x^{2}");
+  });
+  test("answer phrases", () => {
+    check([
+      ["So the final answer is $\\frac{3}{4}$. I hope it is correct.", "0.75", 1],
+      ["Answer: 42", "42", 1],
+      ["Final Answer: The largest $n$ is 34.", "34", 1],
+      ["the answer is 12 apples", "12", 1],
+      ["the answer is 13", "12", 0],
+    ]);
+  });
+  test("last $…$, \\(…\\), \\[…\\] and plain text", () => {
+    check([
+      ["we get $x=2$ and finally $y = 7$", "7", 1],
+      ["so \\(\\frac{10}{9}\\)", "10/9", 1],
+      ["so \\[ \\frac{10}{9} \\]", "10/9", 1],
+      ["Answer $ \n 9 \n $", "9", 0, { extract: ["boxed", "latex"] }], // inline math may not span lines
+      ["the result is 1,000.99€", "1000.99", 1],
+      ["AZYUK2A", "2", 0],
+    ]);
+  });
+  test("configurable priorities", () => {
+    const o: MathOptions = { extract: ["latex"] };
+    check([
+      ["\\boxed{3} but $4$", "4", 0],
+      ["\\boxed{3} but $4$", "4", 1, o],
+      ["no math here 5", "5", 0, { extract: ["boxed", "latex"] }],
+    ]);
+  });
+  test("an empty or missing answer is 0 with reason 'no answer found'", () => {
+    for (const resp of ["", "   ", "I don't know.", "\\boxed{}"]) {
+      const r = grade(resp, "3");
+      assert.equal(r.reward, 0);
+      assert.equal(r.reason, "no answer found", resp);
+    }
+  });
+});
+
+describe("normalisation", () => {
+  test("text, units, degrees, \\left/\\right, frac variants", () => {
+    check([
+      ["\\boxed{\\text{Evelyn}}", "Evelyn", 1],
+      ["\\boxed{15\\text{ cm}^2}", "15", 1],
+      ["\\boxed{90^\\circ}", "90", 1],
+      ["\\boxed{90^{\\circ}}", "\\frac{\\pi}{2}", 0],
+      ["$\\left( \\frac{1}{3} \\right)$", "1/3", 1],
+      ["$\\dfrac{1}{3}$", "1/3", 1],
+      ["$\\tfrac{1}{3}$", "1/3", 1],
+      ["$\\frac12$", "0.5", 1],
+      ["$\\frac3{3}$", "1", 1],
+      ["$\\sqrt3$", "\\sqrt{3}", 1],
+      ["\\boxed{125\\textnormal{ miles}}", "125", 1],
+      ["$\\mathrm{e}$", "e", 1],
+    ]);
+  });
+  test("thousands separators and decimal commas", () => {
+    check([
+      ["7,425,000", "7425000", 1],
+      ["1 000", "1000", 1],
+      ["$14{,}916$", "14916", 1],
+      ["$11,\\! 111,\\! 100$", "11111100", 1],
+      ["1000,99", "1000.99", 1],
+      ["0,111", "0.111", 1],
+      ["$32, 349$", "32349", 0], // a list, not a number
+      ["$(12,102)$", "(12, 102)", 1],
+    ]);
+  });
+  test("percent is dropped, never scaled", () => {
+    check([
+      ["\\boxed{28\\%}", "28", 1],
+      ["28 percent", "28\\%", 1],
+      ["\\boxed{50}", "0.5", 0],
+      ["\\boxed{0.5}", "50\\%", 0],
+      ["\\boxed{50\\%}", "0.5", 0],
+    ]);
+  });
+  test("x = … and f(x) = … unwrapping", () => {
+    check([
+      ["$x = 5$", "5", 1],
+      ["$f(x) = 2x+1$", "2x+1", 1],
+      ["$k = \\frac{1}{3}$", "1/3", 1],
+      ["$x = 5 + 5 + 1 = 11$", "11", 1],
+      ["$a + 3z = 0$", "0", 0],
+      ["$11a + c$", "7 = 11a + c", 0],
+      ["$x \\approx 11$", "11", 1],
+      ["$x = 5$", "x = 6", 0],
+      ["$y = 5$", "x = 5", 0],
+    ]);
+  });
+  test("\\pm is a two-element set", () => {
+    check([
+      ["$x = \\boxed{1 \\pm \\sqrt{19}}$", "1 \\pm \\sqrt{19}", 1],
+      ["\\boxed{1 + \\sqrt{19}, 1 - \\sqrt{19}}", "1 \\pm \\sqrt{19}", 1],
+      ["\\boxed{2021}", "\\pm 2021", 0],
+      ["\\boxed{\\{-2021, 2021\\}}", "\\pm 2021", 1],
+    ]);
+  });
+  test("mixed numbers and Unicode math", () => {
+    check([
+      ["\\boxed{2\\frac{1}{2}}", "5/2", 1],
+      ["\\boxed{3\\frac{1}{4}}", "13/4", 1],
+      ["\\boxed{π/2}", "\\frac{\\pi}{2}", 1],
+      ["\\boxed{x ≤ 5}", "x \\le 5", 1],
+      ["\\boxed{√2}", "\\sqrt{2}", 1],
+      ["\\boxed{−3}", "-3", 1],
+      ["\\boxed{½}", "0.5", 1],
+    ]);
+    assert.equal(normalizeLatex("2 \\times 3", false), "2 \\times 3");
+  });
+});
+
+describe("comparison", () => {
+  test("numbers are exact rationals; decimals compare to a precision option", () => {
+    check([
+      ["\\boxed{0.5}", "\\frac{1}{2}", 1],
+      ["\\boxed{1000.0}", "1000", 1],
+      ["\\boxed{0.33}", "\\frac{1}{3}", 0], // trap: no precision option
+      ["\\boxed{0.33}", "\\frac{1}{3}", 1, { precision: 2 }],
+      ["\\boxed{0.333333}", "\\frac{1}{3}", 0],
+      ["\\boxed{0.333333}", "\\frac{1}{3}", 1, { precision: 6 }],
+      ["\\boxed{0.33}", "\\frac{1}{3}", 0, { precision: 6 }],
+      ["\\boxed{1.41}", "\\sqrt{2}", 0],
+      ["\\boxed{1.414214}", "\\sqrt{2}", 1, { precision: 6 }],
+      ["\\boxed{2^{10}}", "1024", 1],
+    ]);
+  });
+  test("expressions with free variables: symbolic, then numeric", () => {
+    check([
+      ["\\boxed{x^2 + 2x + 1}", "(x+1)^2", 1],
+      ["\\boxed{2x}", "x^2", 0], // trap
+      ["\\boxed{x^2}", "2x", 0],
+      ["\\boxed{\\sec^2 y}", "\\tan^2(y) + 1", 1],
+      ["\\boxed{\\frac{x}{7}+\\frac{2}{7}}", "\\frac{x+2}{7}", 1],
+      ["\\boxed{2 \\sin b \\cos a}", "\\sin(a+b) - \\sin(a-b)", 1],
+      ["\\boxed{x+1}", "x+2n+1", 0],
+      ["x^2+2*x+1", "(x+1)^2", 1], // plain ASCII through mathjs
+      ["\\boxed{\\frac{1}{3x^{2/3}}}", "\\frac{1}{3\\sqrt[3]{x}^2}", 1],
+    ]);
+    const r = grade("\\boxed{(x+1)^2}", "x^2+2x+1");
+    assert.ok(["symbolic", "numeric"].includes(String(r.details.method)));
+  });
+  test("sets unordered, tuples ordered", () => {
+    check([
+      ["\\boxed{\\{3, 1, 2\\}}", "\\{1,2,3\\}", 1],
+      ["\\boxed{3, 1, 2}", "1, 2, 3", 1],
+      ["\\boxed{(1, 2)}", "(1, 2)", 1],
+      ["\\boxed{(2, 1)}", "(1, 2)", 0],
+      ["\\boxed{1, 2}", "1, 2, 3", 0],
+      ["\\boxed{(3, 2), (1, 1)}", "(1, 1), (3, 2)", 1],
+      ["\\boxed{1} and \\boxed{2}", "\\{1, 2\\}", 1],
+      ["\\boxed{1} no no no no no \\boxed{2}", "\\{1, 2\\}", 0],
+    ]);
+  });
+  test("intervals with openness", () => {
+    check([
+      ["\\boxed{[0, 1)}", "[0,1)", 1],
+      ["\\boxed{(0, 1)}", "[0,1)", 0],
+      ["\\boxed{[0, 9)}", "[0,1)", 0],
+      ["\\boxed{(-\\infty, 2] \\cup (3, \\infty)}", "(-\\infty, 2] \\cup (3, \\infty)", 1],
+      ["\\boxed{(-\\infty, 2) \\cup (3, \\infty)}", "(-\\infty, 2] \\cup (3, \\infty)", 0],
+      ["\\boxed{(0, 1)}", "0 < x < 1", 1],
+      ["\\boxed{0 < x < 1}", "(0, 1)", 0],
+      ["\\boxed{0 < x < 1}", "(0, 1)", 1, { allow_set_relation: true }],
+    ]);
+  });
+  test("matrices by shape then elements", () => {
+    check([
+      ["$\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix}$", "\\begin{bmatrix}1 & 2 \\\\ 3 & 4\\end{bmatrix}", 1],
+      ["$\\begin{pmatrix}1 & 2 \\\\ 3 & 5\\end{pmatrix}$", "\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix}", 0],
+      ["$\\begin{pmatrix}1 & 2 & 3 & 4\\end{pmatrix}$", "\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix}", 0],
+      ["$\\begin{pmatrix}\\frac12 \\\\ 0.25\\end{pmatrix}$", "\\begin{pmatrix}0.5 \\\\ \\frac14\\end{pmatrix}", 1],
+    ]);
+  });
+  test("equations up to a non-zero factor, inequalities up to flipping", () => {
+    check([
+      ["\\boxed{y = -\\frac{1}{2}x + \\frac{3}{4}}", "2x + 4y - 3 = 0", 1],
+      ["\\boxed{-34x-45y+20z-100=0}", "34x+45y-20z+100=0", 1],
+      ["\\boxed{x + y = 1}", "x - y = 1", 0],
+      ["\\boxed{5 \\geq x}", "x \\le 5", 1],
+      ["\\boxed{-x > -1}", "x < 1", 1],
+      ["\\boxed{x > -1}", "x < 1", 0],
+      ["\\boxed{x < 5}", "x > 5", 0],
+      ["\\boxed{x \\le 5}", "x < 5", 0],
+      ["\\boxed{x \\neq 3}", "x != 3", 1],
+    ]);
+  });
+  test("multiple-choice letters and text by normalised string", () => {
+    check([
+      ["The answer is \\boxed{B}", "B", 1],
+      ["\\boxed{\\text{(C)}}", "C", 1],
+      ["\\boxed{C}", "B", 0],
+      ["\\boxed{\\text{odd}}", "odd", 1],
+      ["\\boxed{\\text{even}}", "odd", 0],
+      ["\\boxed{d}", "\\text{E}", 0],
+    ]);
+  });
+  test("a list of acceptable references", () => {
+    check([
+      ["\\boxed{0.5}", ["1/3", "1/2"], 1],
+      ["\\boxed{0.25}", ["1/3", "1/2"], 0],
+    ]);
+    assert.equal(grade("\\boxed{0.5}", ["1/3", "1/2"]).details.matched, 1);
+  });
+});
+
+describe("anti-hacking", () => {
+  test("listing several answers never matches one of them", () => {
+    check([
+      ["\\boxed{A, B, C, D}", "B", 0], // trap: a boxed list of all options
+      ["\\boxed{1, 2, 3, 4, 5}", "3", 0],
+      ["\\boxed{3} or \\boxed{4}", "3", 0],
+      ["$x = 2$ or $x = 3$", "2", 0],
+      ["\\boxed{2 \\text{ or } 3}", "3", 0],
+    ]);
+  });
+  test("no x100 tolerance", () => {
+    check([
+      ["\\boxed{50}", "0.5", 0],
+      ["\\boxed{0.5}", "50", 0],
+    ]);
+  });
+  test("inputs past the caps are refused before parsing", () => {
+    const deep = "\\boxed{" + "(".repeat(40) + "1" + ")".repeat(40) + "}";
+    const r = grade(deep, "1");
+    assert.equal(r.reward, 0);
+    assert.match(r.reason, /too complex/);
+    const big = grade("\\boxed{2^{1234567}}", "1");
+    assert.match(big.reason, /too complex/);
+    const tower = grade("\\boxed{2^{2^{2^{2^{2}}}}}", "1");
+    assert.match(tower.reason, /too complex/);
+    const long = grade("\\boxed{" + "1+".repeat(3000) + "1}", "3001");
+    assert.match(long.reason, /too complex/);
+  });
+});
+
+describe("details", () => {
+  test("extracted answer, normalised form, method, and why on failure", () => {
+    const ok = grade("so \\boxed{\\dfrac{1}{2}}", "0.5");
+    assert.equal(ok.details.extracted, "\\dfrac{1}{2}");
+    assert.equal(ok.details.normalized, "\\frac{1}{2}");
+    assert.equal(ok.details.method, "exact");
+    const bad = grade("so \\boxed{3}", "4");
+    assert.equal(bad.reward, 0);
+    assert.equal(bad.details.method, "exact");
+    assert.match(String(bad.details.why), /3 ≠ 4/);
+    assert.equal(grade("\\boxed{C}", "C").details.method, "string");
+    assert.equal(grade("\\boxed{\\sqrt{2}/2}", "1/\\sqrt{2}").details.method === "numeric" || grade("\\boxed{\\sqrt{2}/2}", "1/\\sqrt{2}").details.method === "symbolic", true);
+  });
+});

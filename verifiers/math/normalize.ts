@@ -1,0 +1,84 @@
+/**
+ * Normalises an extracted answer into a canonical LaTeX-ish string before parsing: drops
+ * styling, units, degrees, `\left`/`\right`, thousands separators and `%`; rewrites frac
+ * variants, Unicode symbols and connector words. Plain answers also get decimal commas.
+ */
+
+const UNICODE: [RegExp, string][] = [
+  [/[−–—]/g, "-"], [/×/g, "\\times "], [/·/g, "\\cdot "], [/÷/g, "/"], [/≤/g, "\\le "], [/≥/g, "\\ge "],
+  [/≠/g, "\\ne "], [/π/g, "\\pi "], [/∞/g, "\\infty "], [/√/g, "\\sqrt "], [/±/g, "\\pm "], [/∪/g, "\\cup "],
+  [/∈/g, "\\in "], [/θ/g, "\\theta "], [/α/g, "\\alpha "], [/β/g, "\\beta "], [/°/g, "^\\circ "],
+  [/²/g, "^2"], [/³/g, "^3"], [/½/g, "\\frac{1}{2}"], [/¼/g, "\\frac{1}{4}"], [/¾/g, "\\frac{3}{4}"],
+  [/\u00a0/g, " "], [/⁄/g, "/"],
+];
+
+/** Unit words stripped after a number (kept short: a unit is never the answer). */
+const UNITS = [
+  "cm", "mm", "km", "m", "meters?", "metres?", "kilometers?", "centimeters?", "inches", "inch", "in", "feet", "foot", "ft",
+  "miles?", "yards?", "units?", "square", "sq", "cubic", "seconds?", "sec", "s", "minutes?", "min", "hours?", "hrs?", "h",
+  "days?", "weeks?", "months?", "years?", "degrees?", "deg", "dollars?", "cents?", "yuan", "euros?", "pounds?", "lbs?",
+  "kg", "g", "grams?", "kilograms?", "liters?", "litres?", "l", "ml", "mph", "km/h", "people", "persons?", "students?",
+  "ways", "times", "percent", "percentage", "pct", "points?", "cups?", "pages?", "papers", "bins",
+];
+const UNIT_RE = new RegExp(`(?<=[\\d}])\\s*(?:\\\\[,;! ]|~)?\\s*(?:${UNITS.join("|")})(?:\\^?\\{?[23]\\}?)?(?![a-zA-Z])`, "g");
+const UNIT_TEXT_RE = new RegExp(`\\\\(?:text|textnormal|textrm|textit|mbox|mathrm|textbf|operatorname)\\s*\\{\\s*(?:${UNITS.join("|")})(?:\\^?[23])?\\s*\\}(?:\\^\\{?[23]\\}?)?`, "gi");
+
+/** Removes a `\cmd{…}` wrapper keeping its (balanced) argument. */
+function unwrapCommand(s: string, cmd: RegExp): string {
+  for (let guard = 0; guard < 200; guard++) {
+    cmd.lastIndex = 0;
+    const m = cmd.exec(s);
+    if (!m) return s;
+    const open = m.index + m[0].length;
+    let depth = 1;
+    let i = open;
+    for (; i < s.length && depth; i++) {
+      if (s[i] === "\\") { i++; continue; }
+      if (s[i] === "{") depth++;
+      else if (s[i] === "}") depth--;
+    }
+    if (depth) return s.slice(0, m.index) + s.slice(open); // unbalanced: drop the command
+    s = s.slice(0, m.index) + s.slice(open, i - 1) + s.slice(i);
+  }
+  return s;
+}
+
+export function normalizeLatex(input: string, plain: boolean): string {
+  let s = input.normalize("NFKC");
+  for (const [re, to] of UNICODE) s = s.replace(re, to);
+  s = s.replace(/\\\$|\$/g, " ");
+  // display wrappers and styling
+  s = unwrapCommand(s, /\\(?:boxed|fbox)\s*\{/g);
+  s = s.replace(/\\(?:left|right|big|Big|bigg|Bigg|bigl|bigr|Bigl|Bigr)(?![a-zA-Z])\s*(\\\{|\\\}|\\\||[()[\]|.]|\\langle|\\rangle)?/g, (_m, d) => (d === "." || !d ? "" : d));
+  s = s.replace(/\\(?:displaystyle|textstyle|scriptstyle|limits|nolimits|mathstrut)(?![a-zA-Z])/g, "");
+  s = s.replace(/\\[dtc]frac(?![a-zA-Z])/g, "\\frac");
+  // thousands written 14{,}916 or 11,\! 111
+  s = s.replace(/(\d)\s*(?:\{\s*,\s*\}|,\s*\\!)\s*(?=\d{3}(?!\d))/g, "$1");
+  s = s.replace(/(?<!\\)\\(?:q?quad|[,;:! ]|enspace|thinspace)/g, " ").replace(/~/g, " ");
+  s = s.replace(/\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|\\degree/g, "");
+  s = s.replace(UNIT_TEXT_RE, "");
+  s = unwrapCommand(s, /\\(?:text|textnormal|textrm|textit|textbf|textsf|mbox|mathrm|mathbf|mathit|mathsf|mathbb|mathcal|boldsymbol|bm|operatorname|hbox)\s*\{/g);
+  s = s.replace(/\\%|%/g, " ").replace(/\b(?:percent(?:age)?|pct)\b/gi, " ");
+  // thousands separators: 14{,}916, 11,\!111, 1\,000 (a comma followed by no space and 3 digits)
+  s = s.replace(/\{\s*,\s*\}/g, ",");
+  s = s.replace(/(?<![\d.([,]\s*)(\d{1,3})((?:,\d{3})+)(?![\d])(?!\s*[)\]])/g, (m, a: string, rest: string) => (a === "0" ? m : a + rest.replace(/,/g, "")));
+  s = s.replace(/(?<![\d.])(\d{1,3})((?: \d{3})+)(?![\d])/g, (_m, a: string, rest: string) => a + rest.replace(/ /g, ""));
+  if (plain) {
+    // decimal comma in a lone number: 1,22 / 0,111 / 1000,99
+    const t = s.trim();
+    if (/^-?\d+,\d+$/.test(t)) s = t.replace(",", ".");
+  }
+  // connectors between answers
+  s = s.replace(/\s*\b(?:and|or)\b\s*/gi, ",");
+  s = s.replace(/\)\s*(?:and|or)\s*\(/gi, "),(");
+  // units after numbers
+  s = s.replace(UNIT_RE, "");
+  s = s.replace(/\\approx/g, "\\approx ");
+  s = s.replace(/\s+/g, " ").trim();
+  s = s.replace(/^(?:[,;:\s]|\.(?!\d))+|[,;.:\s]+$/g, "");
+  // a matrix wrapped in brackets: [\begin{array}…\end{array}]
+  s = s.replace(/^[([]\s*(\\begin\{(\w+)\}[\s\S]*\\end\{\2\})\s*[)\]]$/, "$1");
+  // `x \in S`
+  s = s.replace(/^[a-zA-Z](?:_\{?\w+\}?)?\s*\\in\s+/, "");
+  return s;
+}

@@ -1,0 +1,283 @@
+/**
+ * Parses a normalised answer into a Value: the answer's shape (list, set, tuple, interval,
+ * union, matrix, relation, text) is read here at the top level, bracket-aware; each scalar leaf
+ * goes to compute-engine (LaTeX) or mathjs (plain ASCII) and becomes an Expr.
+ */
+import { ComputeEngine } from "@cortex-js/compute-engine";
+// the number-only build loads in half the time of the full one; parsing needs nothing more
+import { parse as mathjsParse } from "mathjs/number";
+import { fromMathjs, type Expr } from "./expr.js";
+
+export type Value =
+  | { t: "expr"; e: Expr; src: string }
+  | { t: "text"; s: string }
+  | { t: "list"; kind: "bare" | "set" | "tuple" | "ratio"; items: Value[]; src: string }
+  | { t: "interval"; lo: Value; hi: Value; loOpen: boolean; hiOpen: boolean }
+  | { t: "union"; items: Value[] }
+  | { t: "matrix"; rows: Value[][] }
+  | { t: "rel"; ops: RelOp[]; parts: Value[]; srcs: string[] };
+
+export type RelOp = "=" | "<" | "<=" | ">" | ">=" | "!=";
+
+/** Raised when an answer is past the caps: too long, too deep, exponents too large. */
+export class TooComplex extends Error {}
+
+export const LIMITS = { length: 2000, depth: 24, exponentDigits: 5, items: 200 };
+
+let engine: ComputeEngine | null = null;
+function ce(): ComputeEngine {
+  return (engine ??= new ComputeEngine());
+}
+
+export function checkCaps(s: string): void {
+  if (s.length > LIMITS.length) throw new TooComplex(`answer longer than ${LIMITS.length} characters`);
+  let depth = 0, max = 0;
+  for (const c of s) {
+    if (c === "{" || c === "(" || c === "[") { depth++; if (depth > max) max = depth; } else if (c === "}" || c === ")" || c === "]") depth--;
+  }
+  if (max > LIMITS.depth) throw new TooComplex(`answer nested deeper than ${LIMITS.depth}`);
+  const big = new RegExp(`\\^\\s*\\{?\\s*-?\\d{${LIMITS.exponentDigits + 1},}|\\d{${LIMITS.exponentDigits + 1},}\\s*!`);
+  if (big.test(s)) throw new TooComplex(`exponent or factorial argument longer than ${LIMITS.exponentDigits} digits`);
+  // towers: more than 3 stacked exponents
+  if (/(\^\s*\{?[^^]{0,12}){4,}/.test(s) && (s.match(/\^/g)?.length ?? 0) >= 4 && /\^\s*\{[^{}]*\^\s*\{[^{}]*\^\s*\{[^{}]*\^/.test(s)) throw new TooComplex("exponent tower deeper than 3");
+}
+
+const OPEN = "([{";
+const CLOSE = ")]}";
+
+/** Splits at `sep` (a string or regex source) at bracket depth 0. */
+function splitTop(s: string, sep: RegExp): string[] {
+  const out: string[] = [];
+  let depth = 0, last = 0;
+  const re = new RegExp(sep.source, "y");
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i];
+    if (c === "\\") {
+      if (s.startsWith("\\begin", i)) depth++;
+      else if (s.startsWith("\\end", i)) depth--;
+      else if (s[i + 1] === "{" || s[i + 1] === "}") { depth += s[i + 1] === "{" ? 1 : -1; i++; continue; }
+      else if (depth === 0) { re.lastIndex = i; const m = re.exec(s); if (m) { out.push(s.slice(last, i)); last = i + m[0].length; i = last - 1; continue; } }
+      if (/[a-zA-Z]/.test(s[i + 1] ?? "")) { while (/[a-zA-Z]/.test(s[i + 1] ?? "")) i++; } else i++;
+      continue;
+    }
+    if (OPEN.includes(c)) depth++;
+    else if (CLOSE.includes(c)) depth--;
+    else if (depth === 0) {
+      re.lastIndex = i;
+      const m = re.exec(s);
+      if (m && m[0].length) { out.push(s.slice(last, i)); last = i + m[0].length; i = last - 1; }
+    }
+  }
+  out.push(s.slice(last));
+  return out;
+}
+
+/** Index of the bracket that closes the one opening at 0, or -1. */
+function matchingClose(s: string, openLen: number): number {
+  let depth = 0;
+  for (let i = 0; i < s.length; i++) {
+    if (s.startsWith("\\{", i) || s.startsWith("\\langle", i)) { depth++; i += s[i + 1] === "{" ? 1 : 6; continue; }
+    if (s.startsWith("\\}", i) || s.startsWith("\\rangle", i)) { depth--; if (depth === 0) return i; i += s[i + 1] === "}" ? 1 : 6; continue; }
+    if (s[i] === "\\") { i++; continue; }
+    if (OPEN.includes(s[i])) depth++;
+    else if (CLOSE.includes(s[i])) { depth--; if (depth === 0) return i; }
+  }
+  void openLen;
+  return -1;
+}
+
+const REL = /\\leq?(?![a-zA-Z])|\\geq?(?![a-zA-Z])|\\neq?(?![a-zA-Z])|\\lt(?![a-zA-Z])|\\gt(?![a-zA-Z])|<=|>=|!=|=|<|>|\\approx(?![a-zA-Z])/;
+function relOf(tok: string): RelOp | "~" {
+  const t = tok.trim();
+  if (t === "=") return "=";
+  if (t === "<" || t === "\\lt") return "<";
+  if (t === ">" || t === "\\gt") return ">";
+  if (t === "<=" || t.startsWith("\\le")) return "<=";
+  if (t === ">=" || t.startsWith("\\ge")) return ">=";
+  if (t === "!=" || t.startsWith("\\ne")) return "!=";
+  return "~";
+}
+
+/** Splits at top-level relation symbols, keeping the symbols. */
+function splitRelations(s: string): { parts: string[]; ops: string[] } {
+  const parts: string[] = [];
+  const ops: string[] = [];
+  let depth = 0, last = 0;
+  const re = new RegExp(REL.source, "y");
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i];
+    if (depth === 0) {
+      re.lastIndex = i;
+      const m = re.exec(s);
+      if (m) { parts.push(s.slice(last, i)); ops.push(m[0]); last = i + m[0].length; i = last - 1; continue; }
+    }
+    if (c === "\\") {
+      if (s.startsWith("\\begin", i)) depth++;
+      else if (s.startsWith("\\end", i)) depth--;
+      else if (s[i + 1] === "{") depth++;
+      else if (s[i + 1] === "}") depth--;
+      if (/[a-zA-Z]/.test(s[i + 1] ?? "")) { while (/[a-zA-Z]/.test(s[i + 1] ?? "")) i++; } else i++;
+      continue;
+    }
+    if (OPEN.includes(c)) depth++;
+    else if (CLOSE.includes(c)) depth--;
+  }
+  parts.push(s.slice(last));
+  return { parts, ops };
+}
+
+const WORD_FUNCS = /^(?:sin|cos|tan|sec|csc|cot|log|ln|exp|sqrt|arcsin|arccos|arctan|sinh|cosh|tanh|pi|infty|inf|infinity)$/i;
+
+export interface ParseOptions { plain: boolean }
+
+export function parseValue(s: string, o: ParseOptions, depth = 0): Value {
+  if (depth > 12) throw new TooComplex("answer structure nested too deeply");
+  s = s.trim().replace(/^(?:[,;\s]|\.(?!\d))+|[,;.\s]+$/g, "");
+  if (!s) return { t: "text", s: "" };
+
+  // lists: `;` binds looser than `,`
+  for (const sep of [/;/, /,/]) {
+    const parts = splitTop(s, sep).map((p) => p.trim()).filter((p) => p !== "");
+    if (parts.length > 1) {
+      if (parts.length > LIMITS.items) throw new TooComplex(`more than ${LIMITS.items} items`);
+      return { t: "list", kind: "bare", items: parts.map((p) => parseValue(p, o, depth + 1)), src: s };
+    }
+  }
+  const cup = splitTop(s, /\\cup(?![a-zA-Z])|∪/);
+  if (cup.length > 1) return { t: "union", items: cup.map((p) => parseValue(p, o, depth + 1)) };
+
+  // relations (with `\approx`: keep what comes before it when an `=` precedes)
+  const rel = splitRelations(s);
+  if (rel.ops.length) {
+    let { parts, ops } = rel;
+    const ax = ops.findIndex((x) => relOf(x) === "~");
+    if (ax >= 0) {
+      if (ops.slice(0, ax).some((x) => relOf(x) === "=")) { parts = parts.slice(0, ax + 1); ops = ops.slice(0, ax); }
+      ops = ops.map((x) => (relOf(x) === "~" ? "=" : x));
+    }
+    if (ops.length) {
+      const trimmed = parts.map((p) => p.trim());
+      if (trimmed.every((p) => p !== "")) {
+        return { t: "rel", ops: ops.map((x) => relOf(x) as RelOp), parts: trimmed.map((p) => parseValue(p, o, depth + 1)), srcs: trimmed };
+      }
+    }
+    s = parts.filter((p) => p.trim()).join(" ");
+  }
+
+  // ratio a:b
+  const colon = splitTop(s, /:(?!=)/);
+  if (colon.length > 1 && colon.every((p) => p.trim())) {
+    return { t: "list", kind: "ratio", items: colon.map((p) => parseValue(p, o, depth + 1)), src: s };
+  }
+
+  // \pm: two values
+  const pm = s.search(/\\pm(?![a-zA-Z])|\\mp(?![a-zA-Z])/);
+  if (pm >= 0) {
+    const head = s.slice(0, pm), tail = s.slice(pm + 3);
+    const a = parseValue(`${head}+${tail}`, o, depth + 1);
+    const b = parseValue(`${head}-${tail}`, o, depth + 1);
+    return { t: "list", kind: "set", items: [a, b], src: s };
+  }
+
+  // matrices
+  const env = /^\\begin\{([pbvBV]?matrix|array|smallmatrix)\}(?:\{[^{}]*\})?([\s\S]*)\\end\{\1\}$/.exec(s);
+  if (env && !env[2].includes("\\end{")) {
+    const rows = env[2].split(/\\\\/).map((r) => r.trim()).filter((r) => r !== "");
+    return { t: "matrix", rows: rows.map((r) => r.split("&").map((c) => parseValue(c, o, depth + 1))) };
+  }
+
+  // bracketed: sets, tuples, intervals
+  const first = s[0];
+  const setOpen = s.startsWith("\\{");
+  const angle = s.startsWith("\\langle");
+  if (first === "(" || first === "[" || setOpen || angle || first === "{") {
+    const close = matchingClose(s, 1);
+    const closeLen = s.startsWith("\\}", close) ? 2 : s.startsWith("\\rangle", close) ? 7 : 1;
+    if (close > 0 && close + closeLen === s.length) {
+      const inner = s.slice(setOpen ? 2 : angle ? 7 : 1, close);
+      const items = splitTop(inner, /,/).map((p) => p.trim());
+      const last = s[close];
+      if (setOpen) return { t: "list", kind: "set", items: inner.trim() ? items.map((p) => parseValue(p, o, depth + 1)) : [], src: s };
+      if (first === "{") return parseValue(inner, o, depth + 1);
+      if (items.length === 1) {
+        if (first === "(" && last === ")") return parseValue(inner, o, depth + 1);
+      } else if (items.length === 2 && !angle && (first === "[" || last === "]")) {
+        return { t: "interval", lo: parseValue(items[0], o, depth + 1), hi: parseValue(items[1], o, depth + 1), loOpen: first === "(", hiOpen: last === ")" };
+      } else if (items.length >= 2) {
+        return { t: "list", kind: "tuple", items: items.map((p) => parseValue(p, o, depth + 1)), src: s };
+      }
+    }
+  }
+
+  // prose and words
+  const bare = s.replace(/\\text\{|\}/g, "").trim();
+  if (/^[a-zA-Z][a-zA-Z\s'-]*[a-zA-Z]$/.test(bare) && /[a-zA-Z]{2,}/.test(bare) && !WORD_FUNCS.test(bare) && (/\s/.test(bare) || bare.length > 3 || !o.plain)) {
+    if (/\s/.test(bare) || bare.length > 3) return { t: "text", s: bare.toLowerCase().replace(/\s+/g, " ") };
+  }
+  return leaf(s, o);
+}
+
+const NUM = /^[+-]?(?:\d+\.?\d*|\.\d+)$/;
+
+function leaf(s: string, o: ParseOptions): Value {
+  const t = s.replace(/\s+/g, "");
+  if (NUM.test(t)) return { t: "expr", e: { num: t.replace(/^\+/, "") }, src: t };
+  if (o.plain && !s.includes("\\")) {
+    try {
+      const src = s.replace(/\*\*/g, "^").replace(/√\s*(\w+)/g, "sqrt($1)");
+      return { t: "expr", e: fromMathjs(mathjsParse(src)), src: t };
+    } catch { /* fall through to LaTeX */ }
+  }
+  let json: unknown;
+  try {
+    json = ce().parse(s).json;
+  } catch {
+    return { t: "text", s: t };
+  }
+  if (containsError(json)) return { t: "text", s: t };
+  if (s.includes("\\begin")) {
+    // matrix arithmetic (a sum or product of matrices): let compute-engine evaluate it
+    const m = matrixOf(json);
+    if (m) return m;
+  }
+  return { t: "expr", e: json as Expr, src: t };
+}
+
+function matrixOf(json: unknown): Value | null {
+  let v: unknown;
+  try {
+    v = ce().box(json as any).evaluate().json;
+  } catch {
+    return null;
+  }
+  if (Array.isArray(v) && v[0] === "Matrix") v = v[1];
+  if (!Array.isArray(v) || v[0] !== "List" || v.length < 2) return null;
+  const rows = v.slice(1).map((r) => (Array.isArray(r) && r[0] === "List" ? r.slice(1) : [r]));
+  return { t: "matrix", rows: rows.map((r) => r.map((c) => ({ t: "expr", e: c as Expr, src: JSON.stringify(c) }) as Value)) };
+}
+
+function containsError(j: unknown): boolean {
+  if (Array.isArray(j)) return j[0] === "Error" || j.some(containsError);
+  return false;
+}
+
+/** compute-engine's canonical form of two trees, for a structural (symbolic) comparison. */
+export function canonicalSame(a: Expr, b: Expr): boolean {
+  try {
+    const x = ce().box(a as any), y = ce().box(b as any);
+    return x.isSame(y);
+  } catch {
+    return false;
+  }
+}
+
+/** Asks compute-engine whether a - b simplifies to 0: true, false (a non-zero number) or null. */
+export function symbolicZero(a: Expr, b: Expr): boolean | null {
+  try {
+    const d = ce().box(["Subtract", a, b] as any).simplify();
+    if (d.isSame(ce().Zero)) return true;
+    return null;
+  } catch {
+    return null;
+  }
+}
