@@ -153,6 +153,18 @@ class _Base:
         self.retry = retry or RetryPolicy()
         self._transport = _Transport(self.url, self.api_key, timeout)
 
+    # Picklable (Ray, multiprocessing): connections, locks and pools are rebuilt on the other side.
+    def __getstate__(self) -> Dict[str, Any]:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_transport", "_pool", "_pool_lock")}
+        return state
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._transport = _Transport(self.url, self.api_key, self.timeout)
+        if isinstance(self, AssayClient):
+            self._pool = None
+            self._pool_lock = threading.Lock()
+
     def _outcome(self, attempt: int, exchange: Tuple[int, Mapping[str, str], bytes]) -> Tuple[bool, Any, float]:
         """Interprets one HTTP answer: (done, body, delay before the next try). Raises when final."""
         status, headers, data = exchange
@@ -173,6 +185,11 @@ class _Base:
 
 class AssayClient(_Base):
     """Blocking client. Thread-safe: each thread keeps its own keep-alive connection."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._pool: Optional[ThreadPoolExecutor] = None
+        self._pool_lock = threading.Lock()
 
     def _send(self, method: str, path: str, payload: Any = None) -> Any:
         body = None if payload is None else json.dumps(payload).encode("utf-8")
@@ -212,9 +229,16 @@ class AssayClient(_Base):
         chunks = _chunks(items, self.chunk_size)
         if len(chunks) <= 1:
             return self._score_chunk(items) if items else []
-        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(chunks))) as pool:
-            parts = list(pool.map(self._score_chunk, chunks))  # map keeps chunk order
+        parts = list(self._executor().map(self._score_chunk, chunks))  # map keeps chunk order
         return [r for part in parts for r in part]
+
+    def _executor(self) -> ThreadPoolExecutor:
+        # One pool for the client's life, so its threads' keep-alive connections are reused
+        # from one batch to the next.
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="assay")
+            return self._pool
 
     def reward_batch(self, items: Sequence[Item]) -> List[Optional[float]]:
         """One reward per item, in input order; None where Assay answered `reward: null`."""
@@ -246,7 +270,12 @@ class AssayClient(_Base):
         return self._send("GET", "/healthz")
 
     def close(self) -> None:
+        """Closes this thread's connection and the chunk pool (with its threads' connections)."""
         self._transport.close()
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
 
     def __enter__(self) -> "AssayClient":
         return self

@@ -152,3 +152,18 @@ def test_async_client_retries_too(fake_assay):
 
     assert asyncio.run(run()) == [0.0, 1.0, None, 3.0, 4.0]
     assert len(fake.requests) == 5
+
+
+def test_client_and_trl_reward_survive_pickling(assay_url):
+    import pickle
+
+    from assay_client.trl import AssayReward
+
+    c = AssayClient(assay_url, chunk_size=2)
+    c.reward_batch(exact_items(5))  # the pool and connections exist now
+    c2 = pickle.loads(pickle.dumps(c))
+    assert c2.reward_batch(exact_items(5)) == [expected(i) for i in range(5)]
+    f = pickle.loads(pickle.dumps(AssayReward(verifier="exact", url=assay_url)))
+    assert f(prompts=["q"], completions=["a"], reference=["a"]) == [1.0]
+    c.close()
+    c2.close()
