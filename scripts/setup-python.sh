@@ -20,6 +20,6 @@ if [ -z "${PIP_INDEX_URL:-}" ] && [ -d /opt/pypi/simple ]; then
   [ -d /opt/wheels ] && index_args+=(--find-links /opt/wheels)
 fi
 
-"$PY" -m pip install --disable-pip-version-check --no-input "${index_args[@]}" \
+"$PY" -m pip install --disable-pip-version-check --no-input --root-user-action=ignore "${index_args[@]}" \
   "./clients/python[train,test]"
 "$PY" -c "import assay_client, trl, transformers, torch, pytest; print('setup-python: trl', trl.__version__, 'transformers', transformers.__version__, 'torch', torch.__version__)"
