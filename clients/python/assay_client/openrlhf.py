@@ -18,7 +18,8 @@ import json
 import os
 from typing import Any, Dict, Optional, Sequence
 
-from .client import AssayClient
+# Absolute, not relative: OpenRLHF may load this file by path (--remote_rm_url openrlhf.py).
+from assay_client.client import AssayClient
 
 _client: Optional[AssayClient] = None
 
@@ -45,7 +46,7 @@ def get_reward(queries: Sequence[str], prompts: Sequence[str], labels: Sequence[
                              null_reward=null_reward if null_reward is not None else _env_float("ASSAY_NULL_REWARD"))
 
 
-def reward_func(queries, prompts, labels):
+def reward_func(queries, prompts, labels, **kwargs):
     """OpenRLHF's custom `reward_func(queries, prompts, labels)`: a dict of tensors
     {"rewards", "scores", "extra_logs"}. Needs torch (OpenRLHF has it)."""
     import torch

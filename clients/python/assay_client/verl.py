@@ -1,6 +1,7 @@
 """verl adapter: `compute_score` for `custom_reward_function`.
 
     custom_reward_function.path=$(python -c 'import assay_client.verl as m; print(m.__file__)')
+    custom_reward_function.reward_kwargs.assay_url=http://127.0.0.1:8787   # optional
     custom_reward_function.name=compute_score          # NaiveRewardManager, one item per call
     # or, with reward_model.reward_manager=batch:
     custom_reward_function.name=compute_score_batch    # BatchRewardManager, one HTTP batch per call
@@ -23,7 +24,8 @@ import json
 import threading
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from .client import AssayClient
+# Absolute, not relative: verl loads this file by path as `custom_module`, outside its package.
+from assay_client.client import AssayClient
 
 #: data_source -> Assay verifier. Names from verl's own data preprocessing scripts.
 DATA_SOURCE_VERIFIERS: Dict[str, str] = {
@@ -147,3 +149,16 @@ def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[str
     items = [item_for(data_sources[i], solution_strs[i], ground_truths[i], infos[i], **kwargs) for i in range(n)]
     null_reward = kwargs.get("null_reward", 0.0)
     return [_as_score(r, null_reward) for r in client.score_batch(items)]
+
+
+if __name__ != "assay_client.verl":
+    # Loaded by path (verl's get_custom_reward_fn): use the package's functions, so that
+    # register_data_source() on assay_client.verl and its client cache apply here too.
+    import assay_client.verl as _package
+
+    DATA_SOURCE_VERIFIERS = _package.DATA_SOURCE_VERIFIERS
+    register_data_source = _package.register_data_source
+    verifier_for = _package.verifier_for
+    item_for = _package.item_for
+    compute_score = _package.compute_score
+    compute_score_batch = _package.compute_score_batch

@@ -115,6 +115,41 @@ def test_verl_batch_form_with_numpy_columns(assay_url):
     assert [o["score"] for o in out] == [1.0, 0.0, 1.0]
 
 
+def load_like_verl(path, name, reward_kwargs):
+    """verl's get_custom_reward_fn: import the file by path as `custom_module`, then merge
+    custom_reward_function.reward_kwargs into every call."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("custom_module", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["custom_module"] = module
+    spec.loader.exec_module(module)
+    raw_fn = getattr(module, name)
+    return lambda *args, **kwargs: raw_fn(*args, **{**kwargs, **reward_kwargs})
+
+
+def test_verl_loads_the_file_by_path_as_custom_reward_function(assay_url):
+    fn = load_like_verl(verl.__file__, "compute_score", {"assay_url": assay_url})
+    verl.register_data_source("my/by-path", "exact")  # on the package: the file-loaded copy sees it
+    out = fn(data_source="my/by-path", solution_str="Paris", ground_truth="paris", extra_info={"index": 1})
+    assert out["score"] == 1.0
+    batch = load_like_verl(verl.__file__, "compute_score_batch", {"assay_url": assay_url})
+    assert [o["score"] for o in batch(data_sources=["my/by-path"] * 2, solution_strs=["Paris", "Rome"],
+                                      ground_truths=["paris", "paris"], extra_infos=[{}, {}])] == [1.0, 0.0]
+
+
+def test_openrlhf_file_loads_by_path(assay_url, monkeypatch):
+    import importlib.util
+
+    need("torch")
+    spec = importlib.util.spec_from_file_location("reward_func", orl.__file__)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(module, "_client", AssayClient(assay_url))
+    assert module.reward_func(["q Paris"], ["q "], [orl.label("exact", "paris")])["rewards"].tolist() == [1.0]
+
+
 def test_verl_table_maps_common_sources_to_math():
     assert verl.verifier_for("openai/gsm8k") == "math"
     assert verl.verifier_for("lighteval/MATH") == "math"
