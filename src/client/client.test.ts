@@ -143,7 +143,7 @@ describe("AssayClient retries", () => {
       assert.deepEqual(await c.rewardBatch(all), all.map((_, i) => i));
       assert.equal(f.seen.length, 7);
       assert.ok(f.seen.every((s) => s.items === 10 && s.auth === "Bearer sekrit"));
-      assert.equal(f.maxInflight(), 3);
+      assert.ok(f.maxInflight() >= 2 && f.maxInflight() <= 3, `max in flight ${f.maxInflight()}`);
     } finally { await f.close(); }
   });
 });
