@@ -29,7 +29,16 @@ if (selected.length) {
 }
 const py = join(root, "clients/python");
 if (!only.length && existsSync(join(py, "tests")) && process.env.ASSAY_SKIP_PYTHON !== "1") {
-  const r = spawnSync("python3", ["-m", "pytest", "-q", "tests"], { cwd: py, stdio: "inherit" });
-  failed ||= r.status !== 0;
+  // Without pytest a laptop skips the Python suite with a notice; CI (CI=true), where
+  // scripts/setup-python.sh installed it, fails instead. Tests of optional stacks (TRL) follow
+  // the same rule inside pytest (tests/conftest.py `need`).
+  const probe = spawnSync("python3", ["-c", "import pytest"], { cwd: py, stdio: "ignore" });
+  if (probe.status !== 0 && process.env.CI !== "true") {
+    console.log("Python client tests skipped: python3 with pytest not found (bash scripts/setup-python.sh installs it)");
+  } else {
+    const r = spawnSync("python3", ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], { cwd: py, stdio: "inherit" });
+    if (r.error) console.error(`python3: ${r.error.message}`);
+    failed ||= r.status !== 0;
+  }
 }
 process.exit(failed ? 1 : 0);

@@ -5,6 +5,7 @@ import request from "supertest";
 import { parse } from "yaml";
 import { testApp } from "./helpers.js";
 import { check } from "../src/core/contract.js";
+import { stripEndTokens } from "../src/server/compat/openrlhf.js";
 
 const RESULT_KEYS = ["details", "elapsed_ms", "reason", "reward", "status", "verifier"];
 
@@ -228,6 +229,51 @@ describe("POST /get_reward (OpenRLHF)", () => {
     assert.deepEqual(res.body.scores, res.body.rewards);
     assert.deepEqual(res.body.extra_logs.assay_unscored, [0, 0, 1, 0]);
     assert.equal(check("GetRewardResponse", res.body), null);
+  });
+
+  test("every extra_logs entry is a per-query list of numbers, as OpenRLHF's torch.cat(...).split needs", async () => {
+    const { app } = await testApp();
+    const res = await request(app).post("/get_reward?verifier=exact").send({
+      query: ["Q1 a", "Q2 b", "Q3 c"], prompts: ["Q1 ", "Q2 ", "Q3 "],
+      labels: ["a", "x", JSON.stringify({ verifier: "exact", reference: 5 })],
+    }).expect(200);
+    assert.deepEqual(res.body.rewards, [1, 0, 0]);
+    assert.deepEqual(res.body.extra_logs.assay_invalid, [0, 0, 1]);
+    for (const [key, value] of Object.entries(res.body.extra_logs)) {
+      assert.ok(Array.isArray(value) && value.length === 3 && value.every((v) => typeof v === "number"), key);
+    }
+  });
+
+  test("end-of-sequence tokens OpenRLHF leaves in decoded queries are not part of the answer", async () => {
+    const { app } = await testApp();
+    const res = await request(app).post("/get_reward?verifier=exact").send({
+      query: [
+        "<|im_start|>user\nCapital?<|im_end|>\n<|im_start|>assistant\nParis<|im_end|>",
+        "<pad><pad><s>[INST] Capital? [/INST] Paris</s><pad>",
+        "<|user|>Capital?<|assistant|>Paris <|eot_id|>\n",
+        "<|user|>Capital?<|assistant|>Lyon<|endoftext|>",
+      ],
+      prompts: [
+        "<|im_start|>user\nCapital?<|im_end|>\n<|im_start|>assistant\n",
+        "<s>[INST] Capital? [/INST]",
+        "<|user|>Capital?<|assistant|>",
+        "<|user|>Capital?<|assistant|>",
+      ],
+      labels: ["paris", "paris", "paris", "paris"],
+    }).expect(200);
+    assert.deepEqual(res.body.rewards, [1, 1, 1, 0]);
+    assert.equal(res.body.results[0].details.extracted, "paris");
+  });
+
+  test("stripping end tokens stays linear on hostile tails and leaves plain text alone", () => {
+    assert.equal(stripEndTokens("x = 4"), "x = 4");
+    assert.equal(stripEndTokens("a <b> c  "), "a <b> c  ");
+    assert.equal(stripEndTokens("4<|im_end|>"), "4");
+    const t0 = performance.now();
+    assert.equal(stripEndTokens("ok" + "<pad> ".repeat(200_000)), "ok");
+    assert.equal(stripEndTokens(" ".repeat(1_000_000) + "y").length, 1_000_001);
+    assert.equal(stripEndTokens("<|" + "a".repeat(1_000_000) + "|>"), "<|" + "a".repeat(1_000_000) + "|>");
+    assert.ok(performance.now() - t0 < 2000, "stripEndTokens took too long");
   });
 
   test("mismatched lengths and a missing verifier are 400s that say what to change", async () => {

@@ -4,7 +4,8 @@
  * chat template, and reads `{rewards, scores, extra_logs}`. The verifier and reference come from
  * the label: a JSON label `{"verifier": …, "reference": …, "options": …}`, or a plain string
  * reference with the verifier named by `?verifier=`. OpenRLHF needs numbers, so unscored items
- * (reward null) become `?null_reward=` (default 0) and are counted in extra_logs.
+ * (reward null) become `?null_reward=` (default 0) and are flagged per query in extra_logs, whose
+ * entries are all per-query lists of numbers, as OpenRLHF's update_samples_with_rewards needs.
  */
 import { Router } from "express";
 import { check } from "../../core/contract.js";
@@ -17,14 +18,40 @@ interface GetRewardBody {
   labels?: unknown[];
 }
 
-/** The response part of an OpenRLHF query: the text after the prompt, when the query starts with it. */
+/** The response part of an OpenRLHF query: the text after the prompt, when the query starts with it
+ * (after left padding, when OpenRLHF decoded it), less the end-of-sequence tokens it ends with. */
 export function responseOf(query: string, prompt: string | undefined): string {
-  if (prompt && query.startsWith(prompt)) return query.slice(prompt.length);
-  if (prompt) {
+  let response = query;
+  if (prompt && query.startsWith(prompt)) response = query.slice(prompt.length);
+  else if (prompt) {
     const at = query.lastIndexOf(prompt);
-    if (at >= 0) return query.slice(at + prompt.length);
+    if (at >= 0) response = query.slice(at + prompt.length);
   }
-  return query;
+  return stripEndTokens(response);
+}
+
+// One end-of-sequence or padding token as chat templates spell them: <|im_end|>, <|endoftext|>,
+// <|eot_id|>, </s>, <eos>, <pad>, <end_of_turn>, <｜end▁of▁sentence｜>.
+const END_TOKEN = /(?:<\|[A-Za-z0-9_.:-]{1,40}\|>|<｜[^｜<>]{1,40}｜>|<\/s>|<eos>|<pad>|<end_of_turn>)$/;
+
+/**
+ * OpenRLHF decodes queries with skip_special_tokens=False, so a response ends with the model's
+ * end-of-sequence token (and, in older versions, padding). Those are not part of the answer:
+ * "4<|im_end|>" must match "4". Strips a trailing run of such tokens (and the whitespace between
+ * them); text without one is returned unchanged. Linear: each step looks at a bounded tail.
+ */
+export function stripEndTokens(text: string): string {
+  let end = text.length;
+  let stripped = false;
+  for (;;) {
+    let e = end;
+    while (e > 0 && /\s/.test(text[e - 1]!)) e--;
+    const m = END_TOKEN.exec(text.slice(Math.max(0, e - 48), e));
+    if (!m) break;
+    end = e - m[0].length;
+    stripped = true;
+  }
+  return stripped ? text.slice(0, end) : text;
 }
 
 function itemFor(label: unknown, defaultVerifier: string | undefined, prompt: string | undefined, response: string, i: number) {
@@ -70,13 +97,15 @@ export function openrlhfRouter({ scorer, limiter, config, json }: CompatDeps): R
     try {
       const results = await scorer.scoreBatch(items);
       const rewards = results.map((x) => (x.reward === null ? nullRewardRaw : x.reward));
-      const unscored = results.filter((x) => x.reward === null).length;
+      // OpenRLHF concatenates each extra_logs entry across requests and splits it per sample
+      // (torch.cat(...).split(sizes)), so every entry is a list with one number per query: a
+      // scalar such as a fraction would break its concatenation. Its logger averages them.
       res.json({
         rewards,
         scores: rewards,
         extra_logs: {
           assay_unscored: results.map((x) => (x.reward === null ? 1 : 0)),
-          assay_unscored_fraction: n ? unscored / n : 0,
+          assay_invalid: results.map((x) => (x.status === "invalid" ? 1 : 0)),
         },
         results,
       });

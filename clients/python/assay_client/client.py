@@ -1,0 +1,343 @@
+"""HTTP client for the Assay reward server. Standard library only.
+
+`AssayClient.reward_batch(items)` splits a large batch into chunks, sends the chunks
+concurrently, retries a chunk on connection errors, 429 (honouring Retry-After) and 5xx with
+exponential backoff, and returns one reward per item in input order: a number, or None where
+the server answered `reward: null` (the item could not be scored; trainers mask it).
+`AsyncAssayClient` has the same methods as coroutines.
+"""
+from __future__ import annotations
+
+import asyncio
+import http.client
+import json
+import os
+import random
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from urllib.parse import urlsplit
+
+DEFAULT_URL = "http://127.0.0.1:8787"
+
+Item = Mapping[str, Any]
+Result = Dict[str, Any]
+
+#: HTTP statuses worth another try: the server is busy or failed, not the request.
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+
+class AssayError(Exception):
+    """Assay could not be reached, or answered with an error the request caused."""
+
+    def __init__(self, message: str, status: Optional[int] = None, field: Optional[str] = None):
+        super().__init__(message)
+        self.status = status
+        self.field = field
+
+
+@dataclass
+class RetryPolicy:
+    """How often and how long to wait before trying a request again.
+
+    Waits `backoff * 2**attempt` seconds (with full jitter, capped at `max_backoff`); a 429 or
+    503 with a `Retry-After` header waits what the server asked instead (capped too).
+    """
+
+    max_retries: int = 5
+    backoff: float = 0.25
+    max_backoff: float = 10.0
+
+    def delay(self, attempt: int, retry_after: Optional[str] = None) -> float:
+        if retry_after is not None:
+            try:
+                return min(max(float(retry_after), 0.0), self.max_backoff)
+            except ValueError:
+                pass  # an HTTP date, or junk: fall back to our own schedule
+        return random.uniform(0, min(self.max_backoff, self.backoff * (2 ** attempt)))
+
+
+class _Transport:
+    """One keep-alive connection per thread to one Assay server."""
+
+    def __init__(self, url: str, api_key: Optional[str], timeout: float):
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"Assay URL must look like http://host:port, got {url!r}")
+        self.https = parts.scheme == "https"
+        self.host = parts.hostname
+        self.port = parts.port or (443 if self.https else 80)
+        self.base = parts.path.rstrip("/")
+        self.timeout = timeout
+        self.headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if api_key:
+            self.headers["Authorization"] = f"Bearer {api_key}"
+        self._local = threading.local()
+
+    def _connection(self) -> http.client.HTTPConnection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            cls = http.client.HTTPSConnection if self.https else http.client.HTTPConnection
+            conn = cls(self.host, self.port, timeout=self.timeout)
+            self._local.conn = conn
+        return conn
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    def request(self, method: str, path: str, body: Optional[bytes]) -> Tuple[int, Mapping[str, str], bytes]:
+        """One HTTP exchange. Raises OSError / http.client.HTTPException when the connection fails."""
+        conn = self._connection()
+        try:
+            conn.request(method, self.base + path, body=body, headers=self.headers)
+            resp = conn.getresponse()
+            data = resp.read()
+            headers = {k.lower(): v for k, v in resp.getheaders()}
+            if resp.will_close:
+                self.close()
+            return resp.status, headers, data
+        except BaseException:
+            self.close()  # never reuse a connection in an unknown state
+            raise
+
+
+def _url_from_env(url: Optional[str]) -> str:
+    return (url or os.environ.get("ASSAY_URL") or DEFAULT_URL).rstrip("/")
+
+
+def _chunks(items: Sequence[Item], size: int) -> List[Sequence[Item]]:
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+def _decode(status: int, data: bytes) -> Any:
+    try:
+        return json.loads(data.decode("utf-8")) if data else None
+    except ValueError as e:
+        raise AssayError(f"Assay answered HTTP {status} with a body that is not JSON: {data[:200]!r}", status) from e
+
+
+def _error_for(status: int, body: Any) -> AssayError:
+    if isinstance(body, dict) and "error" in body:
+        return AssayError(f"Assay answered HTTP {status}: {body['error']}", status, body.get("field"))
+    return AssayError(f"Assay answered HTTP {status}: {str(body)[:200]}", status)
+
+
+_CONNECTION_ERRORS = (OSError, http.client.HTTPException)  # OSError covers socket.timeout, refused, reset
+
+
+class _Base:
+    def __init__(
+        self,
+        url: Optional[str] = None,
+        api_key: Optional[str] = None,
+        timeout: float = 120.0,
+        *,
+        chunk_size: int = 256,
+        concurrency: int = 4,
+        retry: Optional[RetryPolicy] = None,
+    ):
+        if chunk_size < 1:
+            raise ValueError("chunk_size must be at least 1")
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.url = _url_from_env(url)
+        self.api_key = api_key if api_key is not None else os.environ.get("ASSAY_API_KEY")
+        self.timeout = timeout
+        self.chunk_size = chunk_size
+        self.concurrency = concurrency
+        self.retry = retry or RetryPolicy()
+        self._transport = _Transport(self.url, self.api_key, timeout)
+
+    # Picklable (Ray, multiprocessing): connections, locks and pools are rebuilt on the other side.
+    def __getstate__(self) -> Dict[str, Any]:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_transport", "_pool", "_pool_lock")}
+        return state
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._transport = _Transport(self.url, self.api_key, self.timeout)
+        if isinstance(self, AssayClient):
+            self._pool = None
+            self._pool_lock = threading.Lock()
+
+    def _outcome(self, attempt: int, exchange: Tuple[int, Mapping[str, str], bytes]) -> Tuple[bool, Any, float]:
+        """Interprets one HTTP answer: (done, body, delay before the next try). Raises when final."""
+        status, headers, data = exchange
+        if status in RETRY_STATUSES and attempt < self.retry.max_retries:
+            return False, None, self.retry.delay(attempt, headers.get("retry-after"))
+        body = _decode(status, data)
+        if status >= 400:
+            raise _error_for(status, body)
+        return True, body, 0.0
+
+    @staticmethod
+    def _check_results(chunk: Sequence[Item], body: Any) -> List[Result]:
+        results = body.get("results") if isinstance(body, dict) else None
+        if not isinstance(results, list) or len(results) != len(chunk):
+            raise AssayError(f"Assay answered a batch of {len(chunk)} with {len(results) if isinstance(results, list) else 'no'} results")
+        return results
+
+
+class AssayClient(_Base):
+    """Blocking client. Thread-safe: each thread keeps its own keep-alive connection."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._pool: Optional[ThreadPoolExecutor] = None
+        self._pool_lock = threading.Lock()
+
+    def _send(self, method: str, path: str, payload: Any = None) -> Any:
+        body = None if payload is None else json.dumps(payload).encode("utf-8")
+        attempt = 0
+        while True:
+            try:
+                exchange = self._transport.request(method, path, body)
+            except _CONNECTION_ERRORS as e:
+                if attempt >= self.retry.max_retries:
+                    raise AssayError(f"cannot reach Assay at {self.url} after {attempt + 1} tries: {e}") from e
+                time.sleep(self.retry.delay(attempt))
+                attempt += 1
+                continue
+            done, value, delay = self._outcome(attempt, exchange)
+            if done:
+                return value
+            time.sleep(delay)
+            attempt += 1
+
+    # -- one item ---------------------------------------------------------------------------
+    def score(self, item: Item) -> Result:
+        """The full result for one item ({reward, status, reason, details, ...}).
+        A malformed item raises AssayError naming the field."""
+        return self._send("POST", "/reward", dict(item))
+
+    def reward(self, item: Item) -> Optional[float]:
+        """The reward for one item, or None when the server could not score it."""
+        return self.score(item).get("reward")
+
+    # -- many items -------------------------------------------------------------------------
+    def _score_chunk(self, chunk: Sequence[Item]) -> List[Result]:
+        return self._check_results(chunk, self._send("POST", "/reward/batch", {"items": [dict(x) for x in chunk]}))
+
+    def score_batch(self, items: Sequence[Item]) -> List[Result]:
+        """Full results in input order. Chunks of `chunk_size` go out `concurrency` at a time."""
+        items = list(items)
+        chunks = _chunks(items, self.chunk_size)
+        if len(chunks) <= 1:
+            return self._score_chunk(items) if items else []
+        parts = list(self._executor().map(self._score_chunk, chunks))  # map keeps chunk order
+        return [r for part in parts for r in part]
+
+    def _executor(self) -> ThreadPoolExecutor:
+        # One pool for the client's life, so its threads' keep-alive connections are reused
+        # from one batch to the next.
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="assay")
+            return self._pool
+
+    def reward_batch(self, items: Sequence[Item]) -> List[Optional[float]]:
+        """One reward per item, in input order; None where Assay answered `reward: null`."""
+        return [r.get("reward") for r in self.score_batch(items)]
+
+    # -- the rest of the API ----------------------------------------------------------------
+    def get_reward(self, query: Sequence[str], prompts: Optional[Sequence[str]] = None,
+                   labels: Optional[Sequence[Any]] = None, *, verifier: Optional[str] = None,
+                   null_reward: Optional[float] = None) -> Dict[str, Any]:
+        """OpenRLHF's remote-reward route: {query, prompts, labels} -> {rewards, scores, extra_logs}."""
+        params = []
+        if verifier:
+            params.append(f"verifier={verifier}")
+        if null_reward is not None:
+            params.append(f"null_reward={null_reward}")
+        path = "/get_reward" + ("?" + "&".join(params) if params else "")
+        payload: Dict[str, Any] = {"query": list(query)}
+        if prompts is not None:
+            payload["prompts"] = list(prompts)
+        if labels is not None:
+            payload["labels"] = list(labels)
+        return self._send("POST", path, payload)
+
+    def verifiers(self) -> List[Dict[str, Any]]:
+        body = self._send("GET", "/verifiers")
+        return body.get("verifiers", body) if isinstance(body, dict) else body
+
+    def health(self) -> Dict[str, Any]:
+        return self._send("GET", "/healthz")
+
+    def close(self) -> None:
+        """Closes this thread's connection and the chunk pool (with its threads' connections)."""
+        self._transport.close()
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
+
+    def __enter__(self) -> "AssayClient":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class AsyncAssayClient(_Base):
+    """asyncio client with the same behaviour. Chunks, concurrency and backoff run on the event
+    loop; each HTTP exchange runs in a worker thread (the standard library has no async HTTP
+    client), so awaiting a batch never blocks the loop."""
+
+    async def _send(self, method: str, path: str, payload: Any = None) -> Any:
+        body = None if payload is None else json.dumps(payload).encode("utf-8")
+        attempt = 0
+        while True:
+            try:
+                exchange = await asyncio.to_thread(self._transport.request, method, path, body)
+            except _CONNECTION_ERRORS as e:
+                if attempt >= self.retry.max_retries:
+                    raise AssayError(f"cannot reach Assay at {self.url} after {attempt + 1} tries: {e}") from e
+                await asyncio.sleep(self.retry.delay(attempt))
+                attempt += 1
+                continue
+            done, value, delay = self._outcome(attempt, exchange)
+            if done:
+                return value
+            await asyncio.sleep(delay)
+            attempt += 1
+
+    async def score(self, item: Item) -> Result:
+        return await self._send("POST", "/reward", dict(item))
+
+    async def reward(self, item: Item) -> Optional[float]:
+        return (await self.score(item)).get("reward")
+
+    async def score_batch(self, items: Sequence[Item]) -> List[Result]:
+        items = list(items)
+        if not items:
+            return []
+        gate = asyncio.Semaphore(self.concurrency)
+
+        async def one(chunk: Sequence[Item]) -> List[Result]:
+            async with gate:
+                body = await self._send("POST", "/reward/batch", {"items": [dict(x) for x in chunk]})
+            return self._check_results(chunk, body)
+
+        parts = await asyncio.gather(*(one(c) for c in _chunks(items, self.chunk_size)))
+        return [r for part in parts for r in part]
+
+    async def reward_batch(self, items: Sequence[Item]) -> List[Optional[float]]:
+        return [r.get("reward") for r in await self.score_batch(items)]
+
+    async def health(self) -> Dict[str, Any]:
+        return await self._send("GET", "/healthz")
+
+    def close(self) -> None:
+        self._transport.close()
+
+    async def __aenter__(self) -> "AsyncAssayClient":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        self.close()

@@ -1,0 +1,164 @@
+"""verl adapter: `compute_score` for `custom_reward_function`.
+
+    custom_reward_function.path=$(python -c 'import assay_client.verl as m; print(m.__file__)')
+    custom_reward_function.reward_kwargs.assay_url=http://127.0.0.1:8787   # optional
+    custom_reward_function.name=compute_score          # NaiveRewardManager, one item per call
+    # or, with reward_model.reward_manager=batch:
+    custom_reward_function.name=compute_score_batch    # BatchRewardManager, one HTTP batch per call
+
+verl calls `compute_score(data_source, solution_str, ground_truth, extra_info, **reward_kwargs)`
+and reads `result["score"]` (every other key goes to `reward_extra_info` and its logs, so every
+key here is a number, present for every item). The verifier comes from, in order:
+`extra_info["verifier"]`, a ground truth that is itself `{"verifier": ..., "reference": ...}`
+(a dict or its JSON), the `DATA_SOURCE_VERIFIERS` table (exact name, then the longest prefix),
+then `reward_kwargs["verifier"]`. Extend the table with `register_data_source`, or with
+`reward_kwargs["data_sources"]`. verl needs a number, so an item Assay could not score gets
+`null_reward` (default 0.0) and `assay_scored: 0` so the logs show it.
+
+Settings come from `reward_kwargs` (`assay_url`, `api_key`, `verifier`, `null_reward`,
+`data_sources`) or the environment (`ASSAY_URL`, `ASSAY_API_KEY`).
+"""
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+# Absolute, not relative: verl loads this file by path as `custom_module`, outside its package.
+from assay_client.client import AssayClient
+
+#: data_source -> Assay verifier. Names from verl's own data preprocessing scripts.
+DATA_SOURCE_VERIFIERS: Dict[str, str] = {
+    "openai/gsm8k": "math",
+    "gsm8k": "math",
+    "lighteval/MATH": "math",
+    "DigitalLearningGmbH/MATH-lighteval": "math",
+    "HuggingFaceH4/MATH-500": "math",
+    "math_dapo": "math",
+    "math": "math",
+    "numina_": "math",
+    "aime": "math",
+    "Idavidrein/gpqa": "choice",
+    "cais/mmlu": "choice",
+    "codecontests": "code",
+    "apps": "code",
+    "codeforces": "code",
+    "taco": "code",
+    "livecodebench": "code",
+}
+
+_clients: Dict[Tuple[Optional[str], Optional[str]], AssayClient] = {}
+_lock = threading.Lock()
+
+
+def register_data_source(data_source: str, verifier: str) -> None:
+    """Routes `data_source` (an exact name, or a prefix) to `verifier`."""
+    DATA_SOURCE_VERIFIERS[data_source] = verifier
+
+
+def _client(url: Optional[str], api_key: Optional[str]) -> AssayClient:
+    key = (url, api_key)
+    with _lock:
+        if key not in _clients:
+            _clients[key] = AssayClient(url, api_key)
+        return _clients[key]
+
+
+def _spec(ground_truth: Any) -> Optional[Mapping[str, Any]]:
+    if isinstance(ground_truth, Mapping) and isinstance(ground_truth.get("verifier"), str):
+        return ground_truth
+    if isinstance(ground_truth, str) and ground_truth.lstrip().startswith("{"):
+        try:
+            parsed = json.loads(ground_truth)
+        except ValueError:
+            return None
+        if isinstance(parsed, dict) and isinstance(parsed.get("verifier"), str):
+            return parsed
+    return None
+
+
+def verifier_for(data_source: Any, table: Optional[Mapping[str, str]] = None) -> Optional[str]:
+    """The verifier the table names for `data_source`: an exact entry, else the longest prefix."""
+    merged = dict(DATA_SOURCE_VERIFIERS)
+    if table:
+        merged.update(table)
+    name = str(data_source) if data_source is not None else ""
+    if name in merged:
+        return merged[name]
+    prefixes = [k for k in merged if name.startswith(k)]
+    return merged[max(prefixes, key=len)] if prefixes else None
+
+
+def item_for(data_source: Any, solution_str: str, ground_truth: Any, extra_info: Any = None,
+             **kwargs: Any) -> Dict[str, Any]:
+    """The Assay item for one verl sample."""
+    extra = extra_info if isinstance(extra_info, Mapping) else {}
+    spec = _spec(ground_truth)
+    verifier = (
+        extra.get("verifier")
+        or (spec or {}).get("verifier")
+        or verifier_for(data_source, kwargs.get("data_sources"))
+        or kwargs.get("verifier")
+    )
+    if not verifier:
+        raise ValueError(
+            f"no Assay verifier for data_source {data_source!r}: call "
+            f"assay_client.verl.register_data_source({str(data_source)!r}, 'math'), pass "
+            "reward_kwargs.verifier, or put {'verifier': ...} in extra_info"
+        )
+    item: Dict[str, Any] = {"verifier": verifier, "response": solution_str if isinstance(solution_str, str) else str(solution_str)}
+    reference = spec.get("reference") if spec else ground_truth
+    if reference is not None:
+        # verl stores ground truths in numpy-backed columns; lists arrive as numpy arrays.
+        item["reference"] = reference.tolist() if hasattr(reference, "tolist") else reference
+    options = (spec or {}).get("options") or extra.get("options") or kwargs.get("options")
+    if options:
+        item["options"] = options
+    if isinstance(extra.get("question"), str):
+        item["prompt"] = extra["question"]
+    return item
+
+
+def _as_score(result: Mapping[str, Any], null_reward: float) -> Dict[str, Any]:
+    reward = result.get("reward")
+    scored = reward is not None
+    return {
+        "score": float(reward) if scored else float(null_reward),
+        "assay_scored": 1 if scored else 0,
+        "assay_invalid": 1 if result.get("status") == "invalid" else 0,
+        "assay_elapsed_ms": float(result.get("elapsed_ms") or 0.0),
+    }
+
+
+def compute_score(data_source: Any, solution_str: str, ground_truth: Any, extra_info: Any = None,
+                  **kwargs: Any) -> Dict[str, Any]:
+    """verl's per-item reward function. Returns {"score", "assay_scored", "assay_invalid", "assay_elapsed_ms"}."""
+    client = _client(kwargs.get("assay_url"), kwargs.get("api_key"))
+    item = item_for(data_source, solution_str, ground_truth, extra_info, **kwargs)
+    # /reward/batch answers a malformed item with status "invalid" instead of a 400, like the batch path.
+    result = client.score_batch([item])[0]
+    return _as_score(result, kwargs.get("null_reward", 0.0))
+
+
+def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[str], ground_truths: Sequence[Any],
+                        extra_infos: Optional[Sequence[Any]] = None, **kwargs: Any) -> List[Dict[str, Any]]:
+    """verl's batched form (`reward_model.reward_manager=batch`): one result per item, in order."""
+    client = _client(kwargs.get("assay_url"), kwargs.get("api_key"))
+    n = len(solution_strs)
+    infos = list(extra_infos) if extra_infos is not None else [None] * n
+    items = [item_for(data_sources[i], solution_strs[i], ground_truths[i], infos[i], **kwargs) for i in range(n)]
+    null_reward = kwargs.get("null_reward", 0.0)
+    return [_as_score(r, null_reward) for r in client.score_batch(items)]
+
+
+if __name__ != "assay_client.verl":
+    # Loaded by path (verl's get_custom_reward_fn): use the package's functions, so that
+    # register_data_source() on assay_client.verl and its client cache apply here too.
+    import assay_client.verl as _package
+
+    DATA_SOURCE_VERIFIERS = _package.DATA_SOURCE_VERIFIERS
+    register_data_source = _package.register_data_source
+    verifier_for = _package.verifier_for
+    item_for = _package.item_for
+    compute_score = _package.compute_score
+    compute_score_batch = _package.compute_score_batch

@@ -1,0 +1,127 @@
+"""TRL adapter: a reward function for `GRPOTrainer(reward_funcs=[...])`.
+
+    from assay_client.trl import AssayReward
+    trainer = GRPOTrainer(model=..., train_dataset=ds, reward_funcs=[AssayReward(verifier="math")])
+
+TRL calls it as `f(prompts=..., completions=..., completion_ids=..., trainer_state=...,
+log_extra=..., log_metric=..., **dataset_columns)`, every column repeated once per generation.
+The reference comes from the dataset column `reference` (`reference_column`), the verifier from
+the column `verifier` when the dataset has one, else from `verifier=`. Completions may be plain
+strings or chat messages (`[{"role": "assistant", "content": ...}]`). It returns one
+`float | None` per completion: None where Assay could not score the item, which TRL treats as
+"not scored" (NaN, left out of the group baseline, zero advantage) instead of a wrong answer.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Dict, List, Optional, Sequence
+
+from .client import AssayClient
+
+#: TRL's own keyword arguments, never dataset columns.
+_TRL_KWARGS = frozenset({"trainer_state", "log_extra", "log_metric", "environments", "completion_ids"})
+
+
+def message_text(x: Any) -> str:
+    """The text of a completion or prompt: a string as is; for chat messages the content of the
+    last message (for a completion, the assistant's turn); content parts joined when a message
+    carries a list of `{"type": "text", "text": ...}` parts."""
+    if x is None:
+        return ""
+    if isinstance(x, str):
+        return x
+    if isinstance(x, dict):
+        content = x.get("content", "")
+        if isinstance(content, list):
+            return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+        return "" if content is None else str(content)
+    if isinstance(x, (list, tuple)):
+        if not x:
+            return ""
+        assistant = [m for m in x if isinstance(m, dict) and m.get("role") == "assistant"]
+        return message_text(assistant[-1] if assistant else x[-1])
+    return str(x)
+
+
+def prompt_text(x: Any) -> str:
+    """The question a prompt asks: for chat prompts, the last user message."""
+    if isinstance(x, (list, tuple)):
+        users = [m for m in x if isinstance(m, dict) and m.get("role") == "user"]
+        return message_text(users[-1] if users else (x[-1] if x else ""))
+    return message_text(x)
+
+
+class AssayReward:
+    """A TRL reward function backed by Assay. Picklable; one HTTP batch per call."""
+
+    def __init__(
+        self,
+        verifier: Optional[str] = None,
+        *,
+        url: Optional[str] = None,
+        api_key: Optional[str] = None,
+        client: Optional[AssayClient] = None,
+        reference_column: str = "reference",
+        verifier_column: str = "verifier",
+        options_column: str = "options",
+        options: Optional[Dict[str, Any]] = None,
+        send_prompt: bool = True,
+        name: Optional[str] = None,
+    ):
+        self.client = client or AssayClient(url, api_key)
+        self.verifier = verifier
+        self.reference_column = reference_column
+        self.verifier_column = verifier_column
+        self.options_column = options_column
+        self.options = options
+        self.send_prompt = send_prompt
+        # TRL logs each reward function under its __name__ (rewards/<name>/mean).
+        self.__name__ = name or (f"assay_{verifier}" if verifier else "assay")
+        # Running totals the trainer reads for throughput figures.
+        self.calls = 0
+        self.items = 0
+        self.nulls = 0
+        self.wait_s = 0.0
+        self.last_rewards: List[Optional[float]] = []
+
+    def items_for(self, prompts: Sequence[Any], completions: Sequence[Any], **columns: Any) -> List[Dict[str, Any]]:
+        n = len(completions)
+        verifiers = columns.get(self.verifier_column)
+        references = columns.get(self.reference_column)
+        options = columns.get(self.options_column)
+        items = []
+        for i in range(n):
+            verifier = (verifiers[i] if verifiers is not None else None) or self.verifier
+            if not verifier:
+                raise ValueError(
+                    f"no verifier for completion {i}: give AssayReward(verifier=...) or add a "
+                    f"'{self.verifier_column}' column to the dataset"
+                )
+            item: Dict[str, Any] = {"id": i, "verifier": verifier, "response": message_text(completions[i])}
+            if references is not None and references[i] is not None:
+                item["reference"] = references[i]
+            opt = options[i] if options is not None and options[i] is not None else self.options
+            if opt:
+                item["options"] = opt
+            if self.send_prompt and prompts is not None and i < len(prompts):
+                item["prompt"] = prompt_text(prompts[i])
+            items.append(item)
+        return items
+
+    def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any) -> List[Optional[float]]:
+        columns = {k: v for k, v in kwargs.items() if k not in _TRL_KWARGS}
+        items = self.items_for(prompts, completions, **columns)
+        t0 = time.perf_counter()
+        rewards = self.client.reward_batch(items)
+        waited = time.perf_counter() - t0
+        nulls = sum(1 for r in rewards if r is None)
+        self.calls += 1
+        self.items += len(items)
+        self.nulls += nulls
+        self.wait_s += waited
+        self.last_rewards = list(rewards)
+        log_metric = kwargs.get("log_metric")
+        if callable(log_metric) and items:
+            log_metric("assay/null_fraction", nulls / len(items))
+            log_metric("assay/reward_wait_s", waited)
+        return rewards

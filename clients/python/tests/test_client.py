@@ -1,0 +1,169 @@
+"""AssayClient and AsyncAssayClient against the live server, and retries against a scripted fake."""
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import pytest
+
+from assay_client import AssayClient, AssayError, AsyncAssayClient, RetryPolicy
+from conftest import free_port
+
+FAST = RetryPolicy(max_retries=3, backoff=0.01, max_backoff=2.0)
+
+
+def exact_items(n: int):
+    """Even items answer right (reward 1), odd ones wrong (reward 0); every 7th is malformed (null)."""
+    items = []
+    for i in range(n):
+        if i % 7 == 3:
+            items.append({"id": i, "verifier": "no-such-verifier", "response": "x"})
+        else:
+            items.append({"id": i, "verifier": "exact", "response": f"answer {i}",
+                          "reference": f"answer {i}" if i % 2 == 0 else "something else"})
+    return items
+
+
+def expected(i: int):
+    return None if i % 7 == 3 else (1.0 if i % 2 == 0 else 0.0)
+
+
+# ---- live server ------------------------------------------------------------------------------
+
+def test_reward_one_item(assay_url):
+    c = AssayClient(assay_url)
+    assert c.reward({"verifier": "exact", "response": " Paris ", "reference": "paris"}) == 1
+    assert c.reward({"verifier": "exact", "response": "Lyon", "reference": "paris"}) == 0
+    full = c.score({"id": "q", "verifier": "exact", "response": "Lyon", "reference": "paris"})
+    assert full["id"] == "q" and full["status"] == "ok" and full["reason"]
+
+
+def test_a_malformed_single_item_raises_and_names_the_field(assay_url):
+    with pytest.raises(AssayError) as e:
+        AssayClient(assay_url).reward({"verifier": "exact", "response": "x", "reference": {"not": "a string"}})
+    assert e.value.status == 400 and e.value.field
+
+
+def test_batch_keeps_order_over_concurrent_chunks_and_gives_none_for_nulls(assay_url):
+    items = exact_items(1000)
+    c = AssayClient(assay_url, chunk_size=37, concurrency=4)
+    results = c.score_batch(items)
+    assert [r["id"] for r in results] == list(range(1000))
+    assert c.reward_batch(items) == [expected(i) for i in range(1000)]
+    assert c.reward_batch([]) == []
+
+
+def test_async_client_keeps_order_and_nulls(assay_url):
+    items = exact_items(300)
+
+    async def run():
+        async with AsyncAssayClient(assay_url, chunk_size=16, concurrency=3) as c:
+            one = await c.reward(items[0])
+            many = await c.reward_batch(items)
+            return one, many
+
+    one, many = asyncio.run(run())
+    assert one == 1.0
+    assert many == [expected(i) for i in range(300)]
+
+
+def test_url_and_key_from_the_environment(monkeypatch, fake_assay):
+    fake = fake_assay()
+    monkeypatch.setenv("ASSAY_URL", fake.url)
+    monkeypatch.setenv("ASSAY_API_KEY", "sekrit")
+    assert AssayClient().reward_batch([{"verifier": "v", "response": "abc"}]) == [3.0]
+    assert fake.requests[0]["headers"]["Authorization"] == "Bearer sekrit"
+
+
+# ---- retries, against a scripted fake ---------------------------------------------------------
+
+def test_retries_5xx_then_succeeds(fake_assay):
+    fake = fake_assay([(503, {}, b'{"error":"busy"}'), (502, {}, b"bad gateway"), (500, {}, b"{}")])
+    c = AssayClient(fake.url, retry=FAST)
+    assert c.reward_batch([{"verifier": "v", "response": "abcd"}, {"verifier": "v", "response": "", "null": True}]) == [4.0, None]
+    assert len(fake.requests) == 4
+
+
+def test_429_waits_as_long_as_retry_after_says(fake_assay):
+    fake = fake_assay([(429, {"Retry-After": "1"}, b'{"error":"too many items in flight"}')])
+    c = AssayClient(fake.url, retry=RetryPolicy(max_retries=3, backoff=0.001, max_backoff=5))
+    t0 = time.monotonic()
+    assert c.reward_batch([{"verifier": "v", "response": "ab"}]) == [2.0]
+    waited = fake.requests[1]["at"] - fake.requests[0]["at"]
+    assert 0.9 <= waited < 3, waited
+    assert time.monotonic() - t0 < 4
+
+
+def test_dropped_connections_are_retried(fake_assay):
+    fake = fake_assay([(0, {}, None), (0, {}, None)])
+    assert AssayClient(fake.url, retry=FAST).reward_batch([{"verifier": "v", "response": "xyz"}]) == [3.0]
+    assert len(fake.requests) == 3
+
+
+def test_a_refused_connection_gives_up_with_a_clear_error():
+    url = f"http://127.0.0.1:{free_port()}"
+    with pytest.raises(AssayError, match="cannot reach Assay"):
+        AssayClient(url, retry=RetryPolicy(max_retries=2, backoff=0.01)).reward_batch([{"verifier": "v", "response": "x"}])
+
+
+def test_client_errors_are_not_retried(fake_assay):
+    fake = fake_assay([(400, {}, json.dumps({"error": "items[0].verifier is required", "field": "verifier"}).encode())])
+    with pytest.raises(AssayError) as e:
+        AssayClient(fake.url, retry=FAST).reward_batch([{"response": "x"}])
+    assert e.value.status == 400 and e.value.field == "verifier" and "verifier is required" in str(e.value)
+    assert len(fake.requests) == 1
+
+
+def test_retries_run_out_on_a_server_that_keeps_failing(fake_assay):
+    fake = fake_assay([(500, {}, b'{"error":"boom"}')] * 10)
+    with pytest.raises(AssayError) as e:
+        AssayClient(fake.url, retry=FAST).reward_batch([{"verifier": "v", "response": "x"}])
+    assert e.value.status == 500
+    assert len(fake.requests) == FAST.max_retries + 1
+
+
+def test_a_failing_chunk_is_retried_alone_and_order_is_kept(fake_assay):
+    # The first request (whichever chunk it is) fails once; only it is sent again.
+    fake = fake_assay([(503, {}, b"{}")])
+    items = [{"verifier": "v", "response": "x" * i} for i in range(50)]
+    c = AssayClient(fake.url, chunk_size=10, concurrency=3, retry=FAST)
+    assert c.reward_batch(items) == [float(i) for i in range(50)]
+    assert len(fake.requests) == 6
+    assert sorted(len(r["body"]["items"]) for r in fake.requests) == [10] * 6
+
+
+def test_chunks_go_out_concurrently_up_to_the_limit(fake_assay):
+    fake = fake_assay(delay=0.15)
+    items = [{"verifier": "v", "response": "x"} for _ in range(80)]
+    t0 = time.monotonic()
+    assert AssayClient(fake.url, chunk_size=10, concurrency=4).reward_batch(items) == [1.0] * 80
+    elapsed = time.monotonic() - t0
+    assert 2 <= fake.max_inflight <= 4  # concurrent, and never past the cap
+    assert elapsed < 8 * 0.15  # 8 chunks, 4 at a time: about 2 rounds, not 8
+
+
+def test_async_client_retries_too(fake_assay):
+    fake = fake_assay([(503, {"Retry-After": "0"}, b"{}"), (0, {}, None)])
+
+    async def run():
+        c = AsyncAssayClient(fake.url, chunk_size=2, concurrency=2, retry=FAST)
+        return await c.reward_batch([{"verifier": "v", "response": "a" * i, "null": i == 2} for i in range(5)])
+
+    assert asyncio.run(run()) == [0.0, 1.0, None, 3.0, 4.0]
+    assert len(fake.requests) == 5
+
+
+def test_client_and_trl_reward_survive_pickling(assay_url):
+    import pickle
+
+    from assay_client.trl import AssayReward
+
+    c = AssayClient(assay_url, chunk_size=2)
+    c.reward_batch(exact_items(5))  # the pool and connections exist now
+    c2 = pickle.loads(pickle.dumps(c))
+    assert c2.reward_batch(exact_items(5)) == [expected(i) for i in range(5)]
+    f = pickle.loads(pickle.dumps(AssayReward(verifier="exact", url=assay_url)))
+    assert f(prompts=["q"], completions=["a"], reference=["a"]) == [1.0]
+    c.close()
+    c2.close()
