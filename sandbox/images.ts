@@ -125,7 +125,7 @@ async function debootstrap(r: Recipe, dir: string, log: Log, env = process.env):
   for (const p of ["var/cache/apt/archives", "var/lib/apt/lists", "usr/share/doc", "usr/share/man", "usr/share/locale"]) {
     rmSync(join(tmp, p), { recursive: true, force: true });
   }
-  mkdirSync(join(tmp, "sandbox"), { recursive: true });
+  mkdirSync(join(tmp, "sandbox", "run"), { recursive: true });
   rmSync(dir, { recursive: true, force: true });
   renameSync(tmp, dir);
 }
@@ -157,7 +157,7 @@ export async function buildImage(r: Recipe, log: Log, opts: { force?: boolean } 
     try {
       const exp = spawn("docker", ["export", id], { stdio: ["ignore", "pipe", "inherit"] });
       await sh("tar", ["-C", dir, "-x"], log, { input: exp.stdout! });
-      mkdirSync(join(dir, "sandbox"), { recursive: true });
+      mkdirSync(join(dir, "sandbox", "run"), { recursive: true });
     } finally {
       await sh("docker", ["rm", "-f", id], log).catch(() => {});
     }

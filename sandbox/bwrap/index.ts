@@ -1,4 +1,202 @@
-import type { Sandbox } from "../types.js";
-export async function openBwrap(): Promise<{ sandbox: Sandbox | null; note: string }> {
-  return { sandbox: null, note: "bwrap: not built yet" };
+/**
+ * The bwrap backend, for hosts without a Docker engine: each run is one bubblewrap sandbox over
+ * the image's root filesystem (kept on disk by `assay sandbox build`), read-only, with new user,
+ * pid, network, ipc and uts namespaces (so no network), a fresh scratch directory bound at
+ * /sandbox/run, and rlimits set by prlimit (CPU, address space, processes, files, file size).
+ * Each concurrent slot runs under its own host uid, so the process limit counts only that run's
+ * processes; when the program's first process exits, the pid namespace dies and takes every
+ * leftover process with it. Wall time and output are capped from outside (sandbox/process.ts).
+ */
+import { existsSync, mkdirSync, rmSync, chownSync, writeFileSync, copyFileSync, mkdtempSync, chmodSync } from "node:fs";
+import { join, dirname, normalize } from "node:path";
+import { tmpdir } from "node:os";
+import { spawnSync } from "node:child_process";
+import type { RunOutcome, RunRequest, RunStatus, Sandbox, RunLimits } from "../types.js";
+import { LANGUAGES } from "../languages.js";
+import { recipeFor, rootfsDir } from "../images.js";
+import { limitsOf, makeJob, sandboxError, specOf } from "../job.js";
+import { spawnCapped, signalOfExit, type CappedResult } from "../process.js";
+
+const BASE_UID = 61000;
+
+export interface BwrapOptions {
+  slots: number;
+  bwrap: string;
+  prlimit: string;
+}
+
+function which(cmd: string): string | null {
+  const r = spawnSync("sh", ["-c", `command -v ${cmd}`], { encoding: "utf8" });
+  return r.status === 0 ? r.stdout.trim() : null;
+}
+
+export class BwrapSandbox implements Sandbox {
+  readonly name = "bwrap";
+  readonly languages: readonly string[];
+  private readonly free: number[] = [];
+  private readonly waiters: ((slot: number) => void)[] = [];
+  private readonly base: string;
+  private readonly root = process.getuid?.() === 0;
+
+  constructor(private readonly rootfs: Record<string, string>, private readonly opts: BwrapOptions) {
+    this.languages = Object.keys(LANGUAGES).filter((l) => rootfs[LANGUAGES[l].image]);
+    for (let i = 0; i < opts.slots; i++) this.free.push(i);
+    this.base = mkdtempSync(join(tmpdir(), "assay-bwrap-"));
+    chmodSync(this.base, 0o711);
+    mkdirSync(join(this.base, "cache"), { mode: 0o755 });
+  }
+
+  private acquire(): Promise<number> {
+    const s = this.free.pop();
+    if (s !== undefined) return Promise.resolve(s);
+    return new Promise((res) => this.waiters.push(res));
+  }
+
+  private release(slot: number): void {
+    const w = this.waiters.shift();
+    if (w) w(slot);
+    else this.free.push(slot);
+  }
+
+  private scratch(slot: number): string {
+    const dir = join(this.base, `slot-${slot}`);
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { mode: 0o700 });
+    if (this.root) chownSync(dir, BASE_UID + slot, BASE_UID + slot);
+    return dir;
+  }
+
+  private writeFiles(dir: string, slot: number, files: Record<string, string>): void {
+    for (const [name, content] of Object.entries(files)) {
+      const p = normalize(join(dir, name));
+      if (!p.startsWith(dir + "/")) throw new Error(`file name escapes the scratch directory: ${JSON.stringify(name)}`);
+      mkdirSync(dirname(p), { recursive: true });
+      writeFileSync(p, content);
+      if (this.root) chownSync(p, BASE_UID + slot, BASE_UID + slot);
+    }
+  }
+
+  private exec(slot: number, rootfs: string, dir: string, argv: string[], limits: RunLimits, stdin: string, signal?: AbortSignal): Promise<CappedResult> {
+    const cpuS = Math.max(1, Math.ceil(limits.cpuMs / 1000));
+    const uid = BASE_UID + slot;
+    const pl = [
+      this.opts.prlimit,
+      `--cpu=${cpuS}:${cpuS + 1}`,
+      `--as=${limits.memoryMb * 1024 * 1024}`,
+      "--nofile=256",
+      `--fsize=${64 << 20}`,
+      "--core=0",
+      ...(this.root ? [`--nproc=${limits.pids + 4}`] : []),
+      "--",
+    ];
+    const bw = [
+      this.opts.bwrap,
+      "--unshare-all", "--die-with-parent", "--new-session",
+      "--ro-bind", rootfs, "/",
+      "--proc", "/proc", "--dev", "/dev",
+      "--bind", dir, "/sandbox/run", "--chdir", "/sandbox/run",
+      "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/sandbox/run",
+      "--setenv", "TMPDIR", "/sandbox/run", "--setenv", "LANG", "C.UTF-8",
+      "--uid", "65534", "--gid", "65534",
+      "--",
+    ];
+    return spawnCapped([...pl, ...bw, ...argv], {
+      stdin,
+      wallMs: limits.wallMs,
+      outputBytes: limits.outputBytes,
+      uid: this.root ? uid : undefined,
+      gid: this.root ? uid : undefined,
+      signal,
+    });
+  }
+
+  async run(req: RunRequest): Promise<RunOutcome> {
+    const spec = specOf(req.language);
+    const rootfs = spec && this.rootfs[spec.image];
+    if (!spec || !rootfs) return sandboxError(`the bwrap backend does not run ${JSON.stringify(req.language)}; it runs ${this.languages.join(", ")}`);
+    const limits = limitsOf(req);
+    const job = makeJob(req, spec, limits);
+    const slot = await this.acquire();
+    let dir = "";
+    try {
+      dir = this.scratch(slot);
+      this.writeFiles(dir, slot, job.files);
+      let compile: RunOutcome["compile"];
+      if (job.compile) {
+        const cached = join(this.base, "cache", job.compile.key);
+        const target = join(dir, job.compile.output);
+        if (existsSync(cached)) {
+          copyFileSync(cached, target);
+          if (this.root) chownSync(target, BASE_UID + slot, BASE_UID + slot);
+          chmodSync(target, 0o755);
+          compile = { status: "finished", stdout: "", stderr: "", wallMs: 0 };
+        } else {
+          const c = await this.exec(slot, rootfs, dir, job.compile.argv, job.compile.limits, "", req.signal);
+          if (c.spawnError) return sandboxError(`cannot start bwrap: ${c.spawnError}`);
+          const ok = !c.killedBy && c.exitCode === 0 && existsSync(target);
+          compile = { status: ok ? "finished" : c.killedBy === "time_limit" ? "time_limit" : "compile_error", stdout: c.stdout, stderr: c.stderr, wallMs: c.wallMs };
+          if (!ok) {
+            return { status: "compile_error", exitCode: c.exitCode, signal: c.signal, stdout: "", stderr: c.stderr, truncated: c.truncated, wallMs: 0, cpuMs: null, compile };
+          }
+          copyFileSync(target, cached);
+        }
+      }
+      const r = await this.exec(slot, rootfs, dir, job.argv, limits, job.stdin, req.signal);
+      if (r.spawnError) return sandboxError(`cannot start bwrap: ${r.spawnError}`);
+      if (r.killedBy === "aborted") return sandboxError("aborted", r.wallMs);
+      // bwrap reports a child killed by a signal as 128+signal.
+      const sig = r.signal ?? signalOfExit(r.exitCode);
+      if (r.exitCode === 1 && /^bwrap: /m.test(r.stderr) && !r.stdout) return sandboxError(`bwrap failed: ${r.stderr.trim().slice(0, 300)}`, r.wallMs);
+      let status: RunStatus;
+      const tail = r.stderr.slice(-2000);
+      if (r.killedBy) status = r.killedBy;
+      else if (sig === "SIGXCPU") status = "time_limit";
+      else if ((/MemoryError/.test(tail) || /std::bad_alloc/.test(tail)) && r.exitCode !== 0) status = "memory_limit";
+      else if (sig === "SIGKILL") status = "memory_limit";
+      else if (sig) status = "runtime_error";
+      else status = "finished";
+      return {
+        status,
+        exitCode: sig ? null : r.exitCode,
+        signal: sig,
+        stdout: r.stdout,
+        stderr: r.stderr,
+        truncated: r.truncated,
+        wallMs: r.wallMs,
+        cpuMs: null,
+        ...(compile ? { compile } : {}),
+      };
+    } catch (e) {
+      return sandboxError(`bwrap sandbox failed: ${(e as Error).message}`);
+    } finally {
+      if (dir) rmSync(dir, { recursive: true, force: true });
+      this.release(slot);
+    }
+  }
+
+  async close(): Promise<void> {
+    rmSync(this.base, { recursive: true, force: true });
+  }
+}
+
+export async function openBwrap(env = process.env): Promise<{ sandbox: BwrapSandbox | null; note: string }> {
+  const bwrap = which("bwrap");
+  const prlimit = which("prlimit");
+  if (!bwrap || !prlimit) {
+    return { sandbox: null, note: `bwrap: ${!bwrap ? "bubblewrap" : "prlimit (util-linux)"} is not installed; apt-get install bubblewrap (scripts/setup-sandbox.sh does)` };
+  }
+  const rootfs: Record<string, string> = {};
+  for (const name of new Set(Object.values(LANGUAGES).map((l) => l.image))) {
+    const r = recipeFor(name);
+    if (r && existsSync(join(rootfsDir(r, env), "usr", "bin", "python3"))) rootfs[name] = rootfsDir(r, env);
+  }
+  if (!rootfs.python) return { sandbox: null, note: "bwrap: no image root filesystem on disk; run `npx assay sandbox build`" };
+  const slots = Number(env.ASSAY_SANDBOX_POOL) > 0 ? Number(env.ASSAY_SANDBOX_POOL) : 8;
+  const sb = new BwrapSandbox(rootfs, { slots, bwrap, prlimit });
+  const probe = await sb.run({ language: "python", code: "print(6*7)", limits: { wallMs: 10_000 } });
+  if (probe.status !== "finished" || probe.stdout.trim() !== "42") {
+    await sb.close();
+    return { sandbox: null, note: `bwrap is installed but cannot run a sandbox here (${probe.message ?? probe.stderr.trim().slice(0, 200)}); user namespaces may be disabled` };
+  }
+  return { sandbox: sb, note: `bwrap: ${slots} slots over ${Object.values(rootfs).join(", ")}, no network, rlimits per run` };
 }
