@@ -218,7 +218,7 @@ async function runCases(
   const got = await pool(n, suite.cases.length, one, stop);
   if (ctx.signal.aborted) throw new MachineryError("scoring was cut off (deadline or client gone)");
   // Tests never run (stopped early) count as failed with the reason that stopped them.
-  return got.map((d, i) => d ?? { test: i, status: compileError ? "compile_error" : "failed", ms: 0, error: compileError ? "not run: the program does not compile" : "not run: stopped at the first failure" });
+  return Array.from(got, (d, i) => d ?? { test: i, status: compileError ? "compile_error" : "failed", ms: 0, error: compileError ? "not run: the program does not compile" : "not run: stopped at the first failure" });
 }
 
 async function runAsserts(suite: Extract<Suite, { kind: "assert" }>, program: string, run: Runner): Promise<TestDetail[]> {
