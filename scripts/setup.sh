@@ -6,3 +6,6 @@ cd "$(dirname "$0")/.."
 
 # Node dependencies (exact versions from package-lock.json); `prepare` compiles to dist/.
 npm ci --no-audit --no-fund
+
+# Sandboxes for the code verifier (Docker engine + images, bubblewrap).
+bash scripts/setup-sandbox.sh
