@@ -5,7 +5,9 @@
  *               root filesystem, no limits, no isolation) — the cost of starting the interpreter;
  *   (b) naive:  one `docker run --rm --network none -i <image> python3 main.py` per test;
  *   (c) assay docker: Assay's docker backend (warm pool, in-container runner);
- *   (d) assay bwrap:  Assay's bwrap backend (one bubblewrap sandbox per test).
+ *   (d) assay bwrap:  Assay's bwrap backend (one bubblewrap sandbox per test);
+ *   (e) docker exec:  one `docker exec` (Engine API, no CLI) per test into warm containers — the
+ *               other way to reach a pre-started container, measured to justify attaching instead.
  * Prints tests/s, p50 and p99 per cell, and (c)/(a) and (c)/(b) ratios. Targets: (c) >= 50% of
  * (a) and >= 10x (b). Usage: npx tsx bench/code.ts [--quick]
  */
@@ -17,6 +19,8 @@ import { recipeFor, imageTag, rootfsDir } from "../sandbox/images.js";
 import { openDocker, dockerOptionsFromEnv } from "../sandbox/docker/index.js";
 import { openBwrap } from "../sandbox/bwrap/index.js";
 import type { Sandbox } from "../sandbox/types.js";
+import Docker from "dockerode";
+import { PassThrough, type Duplex } from "node:stream";
 
 const quick = process.argv.includes("--quick");
 const PROGRAM = "n = int(input())\nprint(sum(i * i for i in range(n)))\n";
@@ -102,6 +106,46 @@ async function main() {
   const b = await openBwrap({ ...process.env, ASSAY_SANDBOX_POOL: String(Math.max(128, pool)) });
   if (b.sandbox) ways.push({ name: "(d) assay bwrap", run: sbRun(b.sandbox), counts: big, close: () => b.sandbox!.close() });
   else console.log(`(d) skipped: ${b.note}`);
+  // (e): warm idle containers, one `exec` per test through the Engine API.
+  const docker = new Docker();
+  const idle: Docker.Container[] = [];
+  for (let i = 0; i < pool; i++) {
+    const c = await docker.createContainer({
+      Image: tag, Cmd: ["/usr/bin/python3", "-c", "import time\nwhile True: time.sleep(3600)"],
+      NetworkDisabled: true, Labels: { "assay.bench": "1" },
+      HostConfig: { NetworkMode: "none", ReadonlyRootfs: true, AutoRemove: false, LogConfig: { Type: "none", Config: {} } },
+    });
+    await c.start();
+    idle.push(c);
+  }
+  const waiters: ((c: Docker.Container) => void)[] = [];
+  const take = () => (idle.length ? Promise.resolve(idle.pop()!) : new Promise<Docker.Container>((r) => waiters.push(r)));
+  const give = (c: Docker.Container) => (waiters.length ? waiters.shift()!(c) : idle.push(c));
+  const all = [...idle];
+  ways.push({
+    name: `(e) docker exec per test (pool ${pool})`,
+    counts: quick ? [20, 60, 128] : [60, 200, 400],
+    run: async () => {
+      const c = await take();
+      try {
+        const ex = await c.exec({ Cmd: ["/usr/bin/python3", "-c", PROGRAM], AttachStdin: true, AttachStdout: true, AttachStderr: true, User: "65534" });
+        const stream = (await ex.start({ hijack: true, stdin: true })) as unknown as Duplex;
+        const out = new PassThrough();
+        let text = "";
+        out.on("data", (d) => (text += d));
+        docker.modem.demuxStream(stream, out, new PassThrough());
+        stream.write(STDIN);
+        stream.end();
+        await new Promise((r) => stream.on("end", r));
+        return text;
+      } finally {
+        give(c);
+      }
+    },
+    close: async () => {
+      await Promise.all(all.map((c) => c.remove({ force: true }).catch(() => {})));
+    },
+  });
   // Let the pool finish starting before timing.
   await new Promise((r) => setTimeout(r, 3000));
 
