@@ -18,7 +18,8 @@ export interface SandboxChoice {
 export class CompositeSandbox implements Sandbox {
   readonly name: string;
   readonly languages: readonly string[];
-  constructor(private readonly backends: Sandbox[]) {
+  /** `missing`: why other languages cannot run (what to install), said when one is asked for. */
+  constructor(private readonly backends: Sandbox[], private readonly missing?: string) {
     this.name = backends.map((b) => b.name).join("+");
     this.languages = [...new Set(backends.flatMap((b) => b.languages))];
   }
@@ -31,7 +32,7 @@ export class CompositeSandbox implements Sandbox {
     if (!b) {
       return Promise.resolve({
         status: "sandbox_error", exitCode: null, signal: null, stdout: "", stderr: "", truncated: false, wallMs: 0, cpuMs: null,
-        message: `no sandbox here runs ${JSON.stringify(req.language)}; languages: ${this.languages.join(", ")}`,
+        message: `no sandbox here runs ${JSON.stringify(req.language)} (it runs ${this.languages.join(", ")})` + (this.missing ? `: ${this.missing}` : ""),
       });
     }
     return b.run({ ...req, language: canonicalLanguage(req.language) ?? req.language });
@@ -71,6 +72,6 @@ export async function selectSandbox(mode: string): Promise<SandboxChoice> {
   const { openJs } = await import("./js/index.js");
   const js = await openJs();
   if (!js.sandbox) return { sandbox: main.sandbox, note: `${main.note}; ${js.note}` };
-  if (!main.sandbox) return { sandbox: js.sandbox, note: `${main.note}; only JavaScript can run (${js.note})` };
+  if (!main.sandbox) return { sandbox: new CompositeSandbox([js.sandbox], main.note), note: `${main.note}; only JavaScript can run (${js.note})` };
   return { sandbox: new CompositeSandbox([main.sandbox, js.sandbox]), note: `${main.note}; ${js.note}` };
 }

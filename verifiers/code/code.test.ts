@@ -203,3 +203,22 @@ describe("code verifier in the docker sandbox", { skip: opened.skip }, () => {
     });
   });
 });
+
+describe("JavaScript through the js backend (isolated-vm)", async () => {
+  const { openJs } = await import("../../sandbox/js/index.js");
+  const { CompositeSandbox } = await import("../../sandbox/index.js");
+  const js = (await openJs()).sandbox;
+  const sb = js ? new CompositeSandbox([js], "no Docker engine answers; install Docker or bubblewrap") : null;
+  const ctx = { deadline: Date.now() + 60_000, signal: new AbortController().signal, log: quiet, services: { sandbox: async () => sb } } as unknown as VerifyContext;
+  const ref = { inputs: ["2 3\n", "10 -4\n"], outputs: ["5\n", "6\n"] };
+  test("stdin/stdout, correct and wrong, and a loop that times out", { skip: js ? false : "isolated-vm unavailable" }, async () => {
+    const run = (src: string) => code.verify({ verifier: "code", response: "```js\n" + src + "\n```", reference: ref, options: { language: "javascript", time_limit_ms: 500 } }, ctx);
+    assert.equal((await run("const [a, b] = readline().split(' ').map(Number); console.log(a + b)")).reward, 1);
+    assert.equal((await run("const [a, b] = readline().split(' ').map(Number); console.log(a - b)")).reward, 0);
+    const loop = await run("while (true) {}");
+    assert.equal((loop.details as any).tests[0].status, "time_limit");
+  });
+  test("a language no backend runs is an error naming what to install", { skip: js ? false : "isolated-vm unavailable" }, async () => {
+    await assert.rejects(code.verify({ verifier: "code", response: "print(1)", reference: ref }, ctx), /install Docker or bubblewrap/);
+  });
+});

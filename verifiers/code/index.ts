@@ -136,9 +136,7 @@ export const code: Verifier<unknown, CodeOptions> = {
     } catch (e) {
       return { reward: null, reason: (e as Error).message };
     }
-    if (!sandbox.languages.includes(language)) {
-      return { reward: null, reason: `the ${sandbox.name} sandbox does not run ${language}; it runs ${sandbox.languages.join(", ")}` };
-    }
+    // A language no backend here runs comes back from run() as a sandbox error saying what to install.
     const { code: program, via } = extractProgram(item.response, language, o.extract ?? "last_block");
     if (!program.trim()) return { reward: 0, reason: "the completion holds no program", details: { extracted_via: via } };
     const cpu = o.time_limit_ms ?? 4000;
