@@ -52,7 +52,7 @@ export function toSandboxFusion(o: RunOutcome): Record<string, unknown> {
     const tle = o.compile.status === "time_limit";
     compile_result = {
       status: tle ? "TimeLimitExceeded" : "Finished",
-      execution_time: o.compile.wallMs / 1000,
+      execution_time: Math.round(o.compile.wallMs) / 1000,
       return_code: tle ? null : o.status === "compile_error" ? (o.exitCode ?? 1) : 0,
       stdout: o.compile.stdout,
       stderr: o.compile.stderr,
@@ -64,7 +64,7 @@ export function toSandboxFusion(o: RunOutcome): Record<string, unknown> {
   const status: CommandStatus = o.status === "finished" ? "Finished" : o.status === "time_limit" ? "TimeLimitExceeded" : "Error";
   const run_result: CommandRunResult = {
     status,
-    execution_time: o.wallMs / 1000,
+    execution_time: Math.round(o.wallMs) / 1000,
     return_code: status === "TimeLimitExceeded" ? null : returnCode(o),
     stdout: o.stdout,
     stderr: o.stderr,
