@@ -66,9 +66,9 @@ export function debianMirror(env = process.env): string {
 
 type Log = (line: string) => void;
 
-function sh(cmd: string, args: string[], log: Log, opts: { input?: NodeJS.ReadableStream } = {}): Promise<string> {
+function sh(cmd: string, args: string[], log: Log, opts: { input?: NodeJS.ReadableStream; timeoutMs?: number } = {}): Promise<string> {
   return new Promise((resolve, reject) => {
-    const p = spawn(cmd, args, { stdio: [opts.input ? "pipe" : "ignore", "pipe", "pipe"] });
+    const p = spawn(cmd, args, { stdio: [opts.input ? "pipe" : "ignore", "pipe", "pipe"], timeout: opts.timeoutMs, killSignal: "SIGKILL" });
     let out = "";
     let err = "";
     p.stdout!.on("data", (d) => (out += d));
@@ -98,7 +98,8 @@ async function buildFromRegistry(r: Recipe, tag: string, log: Log): Promise<bool
   if (!r.registry) return false;
   try {
     log(`${r.name}: pulling ${r.registry}`);
-    await sh("docker", ["pull", "-q", r.registry], log);
+    // A registry that does not answer must not hang the build: give up after two minutes.
+    await sh("docker", ["pull", "-q", r.registry], log, { timeoutMs: 120_000 });
     await sh("docker", ["tag", r.registry, tag], log);
     return true;
   } catch (e) {
