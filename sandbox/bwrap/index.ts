@@ -30,6 +30,11 @@ function which(cmd: string): string | null {
   return r.status === 0 ? r.stdout.trim() : null;
 }
 
+/** bwrap itself failed before starting the program (its messages start with "bwrap: "). */
+function isSetupFailure(r: CappedResult): boolean {
+  return r.exitCode === 1 && !r.killedBy && !r.stdout && /^bwrap: /.test(r.stderr);
+}
+
 export class BwrapSandbox implements Sandbox {
   readonly name = "bwrap";
   readonly languages: readonly string[];
@@ -141,12 +146,18 @@ export class BwrapSandbox implements Sandbox {
           copyFileSync(target, cached);
         }
       }
-      const r = await this.exec(slot, rootfs, dir, job.argv, limits, job.stdin, req.signal);
+      let r = await this.exec(slot, rootfs, dir, job.argv, limits, job.stdin, req.signal);
+      // bwrap's own setup can fail transiently under load (EAGAIN creating namespaces): the
+      // program never started, so trying again is safe.
+      for (let attempt = 1; attempt < 3 && isSetupFailure(r); attempt++) {
+        await new Promise((res) => setTimeout(res, 50 * attempt));
+        r = await this.exec(slot, rootfs, dir, job.argv, limits, job.stdin, req.signal);
+      }
       if (r.spawnError) return sandboxError(`cannot start bwrap: ${r.spawnError}`);
       if (r.killedBy === "aborted") return sandboxError("aborted", r.wallMs);
       // bwrap reports a child killed by a signal as 128+signal.
       const sig = r.signal ?? signalOfExit(r.exitCode);
-      if (r.exitCode === 1 && /^bwrap: /m.test(r.stderr) && !r.stdout) return sandboxError(`bwrap failed: ${r.stderr.trim().slice(0, 300)}`, r.wallMs);
+      if (isSetupFailure(r)) return sandboxError(`bwrap failed: ${r.stderr.trim().slice(0, 300)}`, r.wallMs);
       let status: RunStatus;
       const tail = r.stderr.slice(-2000);
       if (r.killedBy) status = r.killedBy;
