@@ -14,16 +14,18 @@ export interface CappedResult {
   wallMs: number;
   killedBy: "time_limit" | "output_limit" | "aborted" | null;
   spawnError?: string;
+  /** What the process wrote on fd 3 (with `fd3: true`). */
+  fd3?: string;
 }
 
 export function spawnCapped(
   argv: string[],
-  opts: { stdin?: string; wallMs: number; outputBytes: number; uid?: number; gid?: number; cwd?: string; env?: NodeJS.ProcessEnv; signal?: AbortSignal },
+  opts: { fd3?: boolean; stdin?: string; wallMs: number; outputBytes: number; uid?: number; gid?: number; cwd?: string; env?: NodeJS.ProcessEnv; signal?: AbortSignal },
 ): Promise<CappedResult> {
   return new Promise((resolve) => {
     const t0 = performance.now();
     const child = spawn(argv[0], argv.slice(1), {
-      stdio: ["pipe", "pipe", "pipe"],
+      stdio: opts.fd3 ? ["pipe", "pipe", "pipe", "pipe"] : ["pipe", "pipe", "pipe"],
       detached: true, // own process group: one kill reaches everything it started
       uid: opts.uid,
       gid: opts.gid,
@@ -57,6 +59,8 @@ export function spawnCapped(
       if (errN <= opts.outputBytes + 1) err.push(d);
       if (errN > opts.outputBytes) kill("output_limit");
     });
+    let fd3 = "";
+    if (opts.fd3) (child.stdio[3] as NodeJS.ReadableStream).on("data", (d: Buffer) => { if (fd3.length < 65536) fd3 += d.toString("utf8"); });
     child.stdin!.on("error", () => {}); // the program may exit without reading its input
     child.on("error", (e) => {
       spawnError = e.message;
@@ -80,6 +84,7 @@ export function spawnCapped(
         wallMs: performance.now() - t0,
         killedBy,
         spawnError,
+        ...(opts.fd3 ? { fd3 } : {}),
       });
     });
   });

@@ -85,6 +85,13 @@ const CASES: Case[] = [
     status: ["finished"],
     within: 3000,
   },
+  {
+    // Must be scored 0 like any failure, never taken for a machinery error (reward null).
+    name: "pretending the sandbox failed",
+    src: "import sys\nsys.stderr.write(\"bwrap: Can't fork for pid 1: Resource temporarily unavailable\\n\")\nsys.exit(1)",
+    status: ["finished"],
+    within: 3000,
+  },
 ];
 
 function adversarialSuite(name: string, open: () => Promise<Opened>) {

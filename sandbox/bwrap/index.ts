@@ -30,9 +30,12 @@ function which(cmd: string): string | null {
   return r.status === 0 ? r.stdout.trim() : null;
 }
 
-/** bwrap itself failed before starting the program (its messages start with "bwrap: "). */
+/**
+ * bwrap itself failed before starting the program: it reports the program's pid on its JSON
+ * status fd only once the sandbox is set up, so output the program writes cannot fake this.
+ */
 function isSetupFailure(r: CappedResult): boolean {
-  return r.exitCode === 1 && !r.killedBy && !r.stdout && /^bwrap: /.test(r.stderr);
+  return !r.killedBy && !r.spawnError && !/"child-pid"/.test(r.fd3 ?? "");
 }
 
 export class BwrapSandbox implements Sandbox {
@@ -103,6 +106,7 @@ export class BwrapSandbox implements Sandbox {
       "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/sandbox/run",
       "--setenv", "TMPDIR", "/sandbox/run", "--setenv", "LANG", "C.UTF-8",
       "--uid", "65534", "--gid", "65534",
+      "--json-status-fd", "3",
       "--",
     ];
     return spawnCapped([...pl, ...bw, ...argv], {
@@ -112,6 +116,7 @@ export class BwrapSandbox implements Sandbox {
       uid: this.root ? uid : undefined,
       gid: this.root ? uid : undefined,
       signal,
+      fd3: true,
     });
   }
 
@@ -138,6 +143,7 @@ export class BwrapSandbox implements Sandbox {
         } else {
           const c = await this.exec(slot, rootfs, dir, job.compile.argv, job.compile.limits, "", req.signal);
           if (c.spawnError) return sandboxError(`cannot start bwrap: ${c.spawnError}`);
+          if (isSetupFailure(c)) return sandboxError(`bwrap failed: ${c.stderr.trim().slice(0, 300)}`);
           const ok = !c.killedBy && c.exitCode === 0 && existsSync(target);
           compile = { status: ok ? "finished" : c.killedBy === "time_limit" ? "time_limit" : "compile_error", stdout: c.stdout, stderr: c.stderr, wallMs: c.wallMs };
           if (!ok) {
