@@ -44,6 +44,13 @@ describe("POST /run_code without a sandbox", () => {
     assert.match(res.body.message, /sandbox/);
     assert.equal(verlVerdict(res.body, "1"), -1);
   });
+  test("the code verifier answers status error, reward null, never 0", async () => {
+    const { app } = await testApp();
+    const res = await request(app).post("/reward").send({ verifier: "code", response: "print(1)", reference: { inputs: [""], outputs: ["1"] } }).expect(200);
+    assert.equal(res.body.status, "error");
+    assert.equal(res.body.reward, null);
+    assert.match(res.body.reason, /no sandbox available/);
+  });
   test("malformed requests are 400s that name the field", async () => {
     const { app } = await testApp();
     let res = await request(app).post("/run_code").send({ language: "python" }).expect(400);

@@ -141,6 +141,13 @@ function adversarialSuite(name: string, open: () => Promise<Opened>) {
         const good = await request(app).post("/reward").send({ verifier: "code", response: "print(input())", reference: { inputs: ["hi\n"], outputs: ["hi\n"] } });
         assert.equal(good.body.reward, 1, good.body.reason);
       });
+      if (name === "docker") test("the pool is back to full strength after recycling tainted containers", async () => {
+        const stats = () => (sb as any).stats() as { live: number; idle: number; recycled: number }[];
+        assert.ok(stats()[0].recycled > 0, "hostile runs should have recycled containers");
+        const t0 = Date.now();
+        while (!(stats()[0].live === 2 && stats()[0].idle === 2) && Date.now() - t0 < 20_000) await new Promise((r) => setTimeout(r, 100));
+        assert.deepEqual({ live: stats()[0].live, idle: stats()[0].idle }, { live: 2, idle: 2 });
+      });
       test("a language the backend lacks is a sandbox error, not a run elsewhere", async () => {
         const r = await sb.run({ language: "cobol", code: "x", limits: LIMITS });
         assert.equal(r.status, "sandbox_error");
