@@ -30,6 +30,13 @@ interface Case {
 const CASES: Case[] = [
   { name: "fork bomb", src: "import os\nwhile True:\n    try: os.fork()\n    except OSError: pass", status: ["time_limit"], within: 6000 },
   { name: "memory bomb", src: "xs = []\nwhile True: xs.append(bytearray(16 << 20))", status: ["memory_limit"], within: 4000 },
+  {
+    // Each process stays under its own address-space limit; together they exceed the run's memory.
+    name: "memory bomb across processes",
+    src: "import os, time\nfor _ in range(7):\n    if os.fork() == 0:\n        break\nx = bytearray(200 << 20)\nfor i in range(0, len(x), 4096): x[i] = 1\ntime.sleep(2)\nprint('survived')",
+    status: ["memory_limit"],
+    within: 6000,
+  },
   { name: "infinite loop", src: "while True: pass", status: ["time_limit"], within: 5000 },
   { name: "sleep", src: "import time\ntime.sleep(60)", status: ["time_limit"], within: 5000 },
   {

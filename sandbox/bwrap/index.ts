@@ -16,6 +16,7 @@ import { LANGUAGES } from "../languages.js";
 import { recipeFor, rootfsDir } from "../images.js";
 import { limitsOf, makeJob, sandboxError, specOf } from "../job.js";
 import { spawnCapped, signalOfExit, type CappedResult } from "../process.js";
+import { SlotCgroups } from "./cgroups.js";
 
 const BASE_UID = 61000;
 
@@ -45,6 +46,8 @@ export class BwrapSandbox implements Sandbox {
   private readonly waiters: ((slot: number) => void)[] = [];
   private readonly base: string;
   private readonly root = process.getuid?.() === 0;
+  /** Per-slot memory and pids cgroups, or why there are none (rlimits only). */
+  readonly cgroups: SlotCgroups | string;
 
   constructor(private readonly rootfs: Record<string, string>, private readonly opts: BwrapOptions) {
     this.languages = Object.keys(LANGUAGES).filter((l) => rootfs[LANGUAGES[l].image]);
@@ -52,6 +55,7 @@ export class BwrapSandbox implements Sandbox {
     this.base = mkdtempSync(join(tmpdir(), "assay-bwrap-"));
     chmodSync(this.base, 0o711);
     mkdirSync(join(this.base, "cache"), { mode: 0o755 });
+    this.cgroups = SlotCgroups.open();
   }
 
   private acquire(): Promise<number> {
@@ -109,7 +113,14 @@ export class BwrapSandbox implements Sandbox {
       "--json-status-fd", "3",
       "--",
     ];
-    return spawnCapped([...pl, ...bw, ...argv], {
+    // Join the slot's cgroups first (a shell that moves itself, then execs), so every process of
+    // the run is inside before the program starts.
+    let join_: string[] = [];
+    if (typeof this.cgroups !== "string") {
+      const procs = this.cgroups.prepare(slot, uid, limits.memoryMb + 64, limits.pids + 8);
+      join_ = ["/bin/sh", "-c", procs.map((p) => `echo $$ > ${p}`).join(" && ") + ' && exec "$@"', "sh"];
+    }
+    return spawnCapped([...join_, ...pl, ...bw, ...argv], {
       stdin,
       wallMs: limits.wallMs,
       outputBytes: limits.outputBytes,
@@ -152,6 +163,7 @@ export class BwrapSandbox implements Sandbox {
           copyFileSync(target, cached);
         }
       }
+      const ooms = typeof this.cgroups === "string" ? 0 : this.cgroups.oomKills(slot);
       let r = await this.exec(slot, rootfs, dir, job.argv, limits, job.stdin, req.signal);
       // bwrap's own setup can fail transiently under load (EAGAIN creating namespaces): the
       // program never started, so trying again is safe.
@@ -168,6 +180,7 @@ export class BwrapSandbox implements Sandbox {
       const tail = r.stderr.slice(-2000);
       if (r.killedBy) status = r.killedBy;
       else if (sig === "SIGXCPU") status = "time_limit";
+      else if (typeof this.cgroups !== "string" && this.cgroups.oomKills(slot) > ooms) status = "memory_limit";
       else if ((/MemoryError/.test(tail) || /std::bad_alloc/.test(tail)) && r.exitCode !== 0) status = "memory_limit";
       else if (sig === "SIGKILL") status = "memory_limit";
       else if (sig) status = "runtime_error";
@@ -193,6 +206,7 @@ export class BwrapSandbox implements Sandbox {
 
   async close(): Promise<void> {
     rmSync(this.base, { recursive: true, force: true });
+    if (typeof this.cgroups !== "string") this.cgroups.close(this.opts.slots);
   }
 }
 
@@ -215,5 +229,6 @@ export async function openBwrap(env = process.env): Promise<{ sandbox: BwrapSand
     await sb.close();
     return { sandbox: null, note: `bwrap is installed but cannot run a sandbox here (${probe.message ?? probe.stderr.trim().slice(0, 200)}); user namespaces may be disabled` };
   }
-  return { sandbox: sb, note: `bwrap: ${slots} slots over ${Object.values(rootfs).join(", ")}, no network, rlimits per run` };
+  const limits = typeof sb.cgroups === "string" ? `rlimits per run (no per-run cgroup: ${sb.cgroups})` : "memory and pids cgroups plus rlimits per run";
+  return { sandbox: sb, note: `bwrap: ${slots} slots over ${Object.values(rootfs).join(", ")}, no network, ${limits}` };
 }

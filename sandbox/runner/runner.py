@@ -74,6 +74,19 @@ def wipe(path):
             pass
 
 
+def oom_kills():
+    """OOM kills so far in this container's memory cgroup (v1 or v2); 0 where unreadable."""
+    for path in ("/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/memory.events"):
+        try:
+            with open(path) as f:
+                for line in f:
+                    if line.startswith("oom_kill "):
+                        return int(line.split()[1])
+        except OSError:
+            pass
+    return 0
+
+
 def spawn(argv, cwd, stdin, lim):
     """Runs argv once under limits; returns the outcome dict (no files, no compile)."""
     cpu_s = max(1, -(-int(lim["cpuMs"]) // 1000))
@@ -83,6 +96,7 @@ def spawn(argv, cwd, stdin, lim):
     r_in, w_in = os.pipe()
     r_out, w_out = os.pipe()
     r_err, w_err = os.pipe()
+    ooms = oom_kills()
     t0 = time.monotonic()
     pid = os.fork()
     if pid == 0:
@@ -199,6 +213,8 @@ def spawn(argv, cwd, stdin, lim):
             st = "time_limit"
         elif cpu_ms > lim["cpuMs"]:
             st = "time_limit"
+        elif oom_kills() > ooms:
+            st = "memory_limit"  # some process of the run was killed by the cgroup's OOM killer
         elif ("MemoryError" in out["stderr"][-2000:] or "std::bad_alloc" in out["stderr"][-2000:]) and (code != 0 or sig):
             st = "memory_limit"
         elif sig == "SIGKILL":
