@@ -104,9 +104,15 @@ describe("code verifier in the docker sandbox", { skip: opened.skip }, () => {
     const wrong = await verify(fence("python", py.wrong), stdio);
     assert.equal(wrong.reward, 2 / 3, wrong.reason); // where every number is the same, min == max
     assert.match(String((wrong.details as any).tests[0].diff), /line 2: got "1", expected "5"/);
-    const slow = await verify(fence("python", py.slow), stdio);
-    assert.equal(slow.reward, 1 / 3, slow.reason);
+    const slow = await verify(fence("python", py.slow), stdio, { concurrency: 1 });
     assert.equal((slow.details as any).tests[0].status, "time_limit");
+    // After a timeout the remaining tests are not started: they count as time_limit.
+    assert.equal(slow.reward, 0, slow.reason);
+    assert.match(String((slow.details as any).tests[2].error), /earlier test hit the time limit/);
+    const t0 = Date.now();
+    const loops = await verify(fence("python", "while True: pass"), { inputs: Array(12).fill("1\n"), outputs: Array(12).fill("1\n") });
+    assert.equal(loops.reward, 0);
+    assert.ok(Date.now() - t0 < 8000, `12 looping tests took ${Date.now() - t0} ms: one wave of timeouts should end it`);
     const crash = await verify(fence("python", py.crash), stdio);
     assert.equal(crash.reward, 0);
     assert.equal((crash.details as any).tests[0].status, "runtime_error");

@@ -176,6 +176,7 @@ async function runCases(
   const n = scoring === "first_failure" || compiled ? 1 : o.concurrency ?? 4;
   let failed = false;
   let compileError: TestDetail | null = null;
+  let timedOut = false;
   const tol = o.float_tolerance ?? 1e-6;
   const one = async (i: number): Promise<TestDetail> => {
     let d: TestDetail;
@@ -210,13 +211,21 @@ async function runCases(
     }
     if (d.status !== "passed") failed = true;
     if (d.status === "compile_error") compileError = d;
+    if (d.status === "time_limit") timedOut = true;
     return d;
   };
-  const stop = () => ctx.signal.aborted || compileError !== null || (scoring === "first_failure" && failed);
+  // After a test hits the time limit the rest are not started: a program that loops on one
+  // input would otherwise spend the item's whole deadline, and the item would end unscored.
+  const stop = () => ctx.signal.aborted || compileError !== null || timedOut || (scoring === "first_failure" && failed);
   const got = await pool(n, suite.cases.length, one, stop);
   if (ctx.signal.aborted) throw new MachineryError("scoring was cut off (deadline or client gone)");
   // Tests never run (stopped early) count as failed with the reason that stopped them.
-  return Array.from(got, (d, i) => d ?? { test: i, status: compileError ? "compile_error" : "failed", ms: 0, error: compileError ? "not run: the program does not compile" : "not run: stopped at the first failure" });
+  return Array.from(got, (d, i): TestDetail =>
+    d ?? (compileError
+      ? { test: i, status: "compile_error", ms: 0, error: "not run: the program does not compile" }
+      : timedOut
+        ? { test: i, status: "time_limit", ms: 0, error: "not run: an earlier test hit the time limit" }
+        : { test: i, status: "failed", ms: 0, error: "not run: stopped at the first failure" }));
 }
 
 async function runAsserts(suite: Extract<Suite, { kind: "assert" }>, program: string, run: Runner): Promise<TestDetail[]> {
