@@ -42,6 +42,11 @@ export function rootfsDir(r: Recipe, env = process.env): string {
   return join(rootfsBase(env), `${r.name}-${recipeHash(r)}`);
 }
 
+/** A root filesystem is usable when it has python3 (Debian's, or a registry image's in /usr/local). */
+export function hasPython(dir: string): boolean {
+  return existsSync(join(dir, "usr", "bin", "python3")) || existsSync(join(dir, "usr", "local", "bin", "python3"));
+}
+
 export function recipeFor(name: string): Recipe | undefined {
   return loadRecipes().find((r) => r.name === name);
 }
@@ -136,7 +141,7 @@ export async function buildImage(r: Recipe, log: Log, opts: { force?: boolean } 
   const tag = imageTag(r);
   const dir = rootfsDir(r);
   const haveImage = !opts.force && (await imageExists(tag));
-  const haveRootfs = !opts.force && existsSync(join(dir, "usr", "bin", "python3"));
+  const haveRootfs = !opts.force && hasPython(dir);
   if (haveImage && haveRootfs) {
     log(`${r.name}: ${tag} already built`);
     return tag;
@@ -151,7 +156,7 @@ export async function buildImage(r: Recipe, log: Log, opts: { force?: boolean } 
     const tar = spawn("tar", ["-C", dir, "-c", "."], { stdio: ["ignore", "pipe", "inherit"] });
     await sh("docker", ["import", "--message", `assay sandbox ${r.name}`, "-", tag], log, { input: tar.stdout! });
   }
-  if (!existsSync(join(dir, "usr", "bin", "python3"))) {
+  if (!hasPython(dir)) {
     log(`${r.name}: exporting the image's filesystem to ${dir} for bwrap`);
     mkdirSync(dir, { recursive: true });
     const id = (await sh("docker", ["create", tag, "true"], log)).trim();

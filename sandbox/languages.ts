@@ -12,11 +12,11 @@ export interface LanguageSpec {
 }
 
 export const LANGUAGES: Record<string, LanguageSpec> = {
-  python: { image: "python", file: "main.py", argv: ["/usr/bin/python3", "main.py"] },
+  python: { image: "python", file: "main.py", argv: ["python3", "main.py"] },
   cpp: {
     image: "cpp",
     file: "main.cpp",
-    compile: { argv: ["/usr/bin/g++", "-O2", "-std=gnu++17", "-pipe", "-o", "main", "main.cpp"], output: "main" },
+    compile: { argv: ["g++", "-O2", "-std=gnu++17", "-pipe", "-o", "main", "main.cpp"], output: "main" },
     argv: ["./main"],
   },
 };

@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { spawnSync } from "node:child_process";
 import type { RunOutcome, RunRequest, RunStatus, Sandbox, RunLimits } from "../types.js";
 import { LANGUAGES } from "../languages.js";
-import { recipeFor, rootfsDir } from "../images.js";
+import { hasPython, recipeFor, rootfsDir } from "../images.js";
 import { limitsOf, makeJob, sandboxError, specOf } from "../job.js";
 import { spawnCapped, signalOfExit, type CappedResult } from "../process.js";
 import { SlotCgroups } from "./cgroups.js";
@@ -219,7 +219,11 @@ export async function openBwrap(env = process.env): Promise<{ sandbox: BwrapSand
   const rootfs: Record<string, string> = {};
   for (const name of new Set(Object.values(LANGUAGES).map((l) => l.image))) {
     const r = recipeFor(name);
-    if (r && existsSync(join(rootfsDir(r, env), "usr", "bin", "python3"))) rootfs[name] = rootfsDir(r, env);
+    if (r && hasPython(rootfsDir(r, env))) {
+      rootfs[name] = rootfsDir(r, env);
+      // The scratch mount point (made at build time; made here too for older builds).
+      if (process.getuid?.() === 0) mkdirSync(join(rootfs[name], "sandbox", "run"), { recursive: true });
+    }
   }
   if (!rootfs.python) return { sandbox: null, note: "bwrap: no image root filesystem on disk; run `npx assay sandbox build`" };
   const slots = Number(env.ASSAY_SANDBOX_POOL) > 0 ? Number(env.ASSAY_SANDBOX_POOL) : 8;

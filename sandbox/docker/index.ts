@@ -109,7 +109,7 @@ class Worker {
   static async start(docker: Docker, image: string, opts: DockerOptions): Promise<Worker> {
     const container = await docker.createContainer({
       Image: image,
-      Cmd: ["/usr/bin/python3", "-u", "-c", runnerSourceText()],
+      Cmd: ["python3", "-u", "-c", runnerSourceText()],
       Env: ["ASSAY_SCRATCH=/sandbox", "ASSAY_IN_SANDBOX=1", "PATH=/usr/local/bin:/usr/bin:/bin"],
       User: "0:0",
       WorkingDir: "/sandbox",

@@ -118,7 +118,8 @@ def spawn(argv, cwd, stdin, lim):
             drop_privileges()
             os.chdir(cwd)
             env = dict(ENV, HOME=cwd, TMPDIR=cwd)
-            os.execve(argv[0], argv, env)
+            exe = argv[0] if "/" in argv[0] else (shutil.which(argv[0], path=env["PATH"]) or argv[0])
+            os.execve(exe, argv, env)
         except BaseException as e:
             try:
                 os.write(2, ("sandbox: cannot start %s: %s\n" % (argv[0], e)).encode())
