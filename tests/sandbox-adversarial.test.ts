@@ -148,6 +148,25 @@ function adversarialSuite(name: string, open: () => Promise<Opened>) {
         const good = await request(app).post("/reward").send({ verifier: "code", response: "print(input())", reference: { inputs: ["hi\n"], outputs: ["hi\n"] } });
         assert.equal(good.body.reward, 1, good.body.reason);
       });
+      test("another sample's compiled program is not readable", async () => {
+        const secret = "int main(){ /* answer 4242 */ return 0; }";
+        const c = await sb.run({ language: "cpp", code: secret, limits: LIMITS });
+        assert.equal(c.status, "finished", c.stderr);
+        // The reader is C++ too, so in docker it lands in the same pool (the cache is per container).
+        const reader = [
+          "#include <filesystem>", "#include <fstream>", "#include <iostream>", "namespace fs = std::filesystem;",
+          "int main(){ std::error_code ec; int hits = 0;",
+          "  for (auto it = fs::recursive_directory_iterator(\"/sandbox\", fs::directory_options::skip_permission_denied, ec); it != fs::recursive_directory_iterator(); it.increment(ec)) {",
+          "    auto p = it->path(); if (p.parent_path() == fs::current_path()) continue;",
+          "    std::ifstream f(p, std::ios::binary); if (f.good() && fs::is_regular_file(p, ec)) { std::cout << p << \"\\n\"; ++hits; } }",
+          "  std::cout << \"hits \" << hits << \"\\n\"; }",
+        ].join("\n");
+        const runs = await Promise.all([1, 2, 3].map(() => sb.run({ language: "cpp", code: reader, limits: LIMITS })));
+        for (const r of runs) {
+          assert.equal(r.status, "finished", r.stderr || r.compile?.stderr);
+          assert.match(r.stdout, /^hits 0$/m, r.stdout);
+        }
+      });
       if (name === "docker") test("the pool is back to full strength after recycling tainted containers", async () => {
         const stats = () => (sb as any).stats() as { live: number; idle: number; recycled: number }[];
         assert.ok(stats()[0].recycled > 0, "hostile runs should have recycled containers");

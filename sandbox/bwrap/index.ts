@@ -54,7 +54,7 @@ export class BwrapSandbox implements Sandbox {
     for (let i = 0; i < opts.slots; i++) this.free.push(i);
     this.base = mkdtempSync(join(tmpdir(), "assay-bwrap-"));
     chmodSync(this.base, 0o711);
-    mkdirSync(join(this.base, "cache"), { mode: 0o755 });
+    mkdirSync(join(this.base, "cache"), { mode: 0o700 }); // compiled binaries: never readable by a run
     this.cgroups = SlotCgroups.open();
   }
 

@@ -272,7 +272,8 @@ def handle(job):
                 result["compile"] = {"status": c["status"], "stdout": c["stdout"], "stderr": c["stderr"], "wallMs": c["wallMs"]}
                 ok = c["status"] == "finished" and c["exitCode"] == 0
                 if ok and cache:
-                    os.makedirs(os.path.dirname(cache), exist_ok=True)
+                    # root-only: one sample's binary is never readable by another sample's program
+                    os.makedirs(os.path.dirname(cache), mode=0o700, exist_ok=True)
                     shutil.copy(os.path.join(work, comp["output"]), cache)
                 if kill_leftovers():
                     result["tainted"] = True
