@@ -108,6 +108,9 @@ async function main() {
   else console.log(`(d) skipped: ${b.note}`);
   // (e): warm idle containers, one `exec` per test through the Engine API.
   const docker = new Docker();
+  for (const c of await docker.listContainers({ all: true, filters: { label: ["assay.bench"] } })) {
+    await docker.getContainer(c.Id).remove({ force: true }).catch(() => {});
+  }
   const idle: Docker.Container[] = [];
   for (let i = 0; i < pool; i++) {
     const c = await docker.createContainer({
@@ -150,14 +153,18 @@ async function main() {
   await new Promise((r) => setTimeout(r, 3000));
 
   const results: Record<string, Cell[]> = {};
-  for (const w of ways) {
-    results[w.name] = [];
-    for (let i = 0; i < LEVELS.length; i++) {
-      const c = await measure(w.run, LEVELS[i], w.counts[i]);
-      results[w.name].push(c);
-      process.stderr.write(`${w.name} @${LEVELS[i]}: ${c.rate.toFixed(1)} tests/s, p50 ${c.p50.toFixed(0)} ms, p99 ${c.p99.toFixed(0)} ms (${c.n} tests)\n`);
+  try {
+    for (const w of ways) {
+      results[w.name] = [];
+      for (let i = 0; i < LEVELS.length; i++) {
+        const c = await measure(w.run, LEVELS[i], w.counts[i]);
+        results[w.name].push(c);
+        process.stderr.write(`${w.name} @${LEVELS[i]}: ${c.rate.toFixed(1)} tests/s, p50 ${c.p50.toFixed(0)} ms, p99 ${c.p99.toFixed(0)} ms (${c.n} tests)\n`);
+      }
     }
-    await w.close?.();
+  } finally {
+    // Containers, scratch folders and cgroups go even when a way fails.
+    for (const w of ways) await w.close?.().catch(() => {});
   }
   rmSync(work, { recursive: true, force: true });
   rmSync(join(rootfs, "sandbox", "run", "bench_main.py"), { force: true });

@@ -3,7 +3,7 @@
  * whole (rlimits bound each process only). Needs root and a writable cgroup file system (v1 or
  * v2); where there is none the backend runs on rlimits alone and says so.
  */
-import { existsSync, mkdirSync, rmdirSync, writeFileSync, readFileSync, chownSync } from "node:fs";
+import { existsSync, mkdirSync, rmdirSync, writeFileSync, readFileSync, chownSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 
 export class SlotCgroups {
@@ -13,6 +13,7 @@ export class SlotCgroups {
   static open(): SlotCgroups | string {
     if (process.getuid?.() !== 0) return "not root";
     const name = `assay-bwrap-${process.pid}`;
+    for (const top of ["/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids", "/sys/fs/cgroup"]) removeStale(top);
     try {
       if (existsSync("/sys/fs/cgroup/memory/cgroup.procs") && existsSync("/sys/fs/cgroup/pids/cgroup.procs")) {
         const dirs = { memory: join("/sys/fs/cgroup/memory", name), pids: join("/sys/fs/cgroup/pids", name) };
@@ -82,6 +83,32 @@ export class SlotCgroups {
       } catch {
         /* busy */
       }
+    }
+  }
+}
+
+/** Removes `assay-bwrap-<pid>` groups whose process is gone (a crashed server or test). */
+function removeStale(top: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(top).filter((n) => /^assay-bwrap-\d+$/.test(n));
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    const pid = Number(n.slice("assay-bwrap-".length));
+    try {
+      process.kill(pid, 0);
+      continue; // still running
+    } catch {
+      /* gone */
+    }
+    const dir = join(top, n);
+    try {
+      for (const s of readdirSync(dir)) if (s.startsWith("slot-")) rmdirSync(join(dir, s));
+      rmdirSync(dir);
+    } catch {
+      /* still holds processes */
     }
   }
 }

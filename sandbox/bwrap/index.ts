@@ -7,7 +7,7 @@
  * processes; when the program's first process exits, the pid namespace dies and takes every
  * leftover process with it. Wall time and output are capped from outside (sandbox/process.ts).
  */
-import { existsSync, mkdirSync, rmSync, chownSync, writeFileSync, copyFileSync, mkdtempSync, chmodSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, chownSync, writeFileSync, copyFileSync, mkdtempSync, chmodSync, readdirSync } from "node:fs";
 import { join, dirname, normalize } from "node:path";
 import { tmpdir } from "node:os";
 import { spawnSync } from "node:child_process";
@@ -31,6 +31,19 @@ function which(cmd: string): string | null {
   return r.status === 0 ? r.stdout.trim() : null;
 }
 
+/** Removes scratch folders left by Assay processes that are gone. */
+function removeStaleScratch(): void {
+  for (const n of readdirSync(tmpdir())) {
+    const m = /^assay-bwrap-(\d+)-/.exec(n);
+    if (!m) continue;
+    try {
+      process.kill(Number(m[1]), 0);
+    } catch {
+      rmSync(join(tmpdir(), n), { recursive: true, force: true });
+    }
+  }
+}
+
 /**
  * bwrap itself failed before starting the program: it reports the program's pid on its JSON
  * status fd only once the sandbox is set up, so output the program writes cannot fake this.
@@ -52,7 +65,8 @@ export class BwrapSandbox implements Sandbox {
   constructor(private readonly rootfs: Record<string, string>, private readonly opts: BwrapOptions) {
     this.languages = Object.keys(LANGUAGES).filter((l) => rootfs[LANGUAGES[l].image]);
     for (let i = 0; i < opts.slots; i++) this.free.push(i);
-    this.base = mkdtempSync(join(tmpdir(), "assay-bwrap-"));
+    removeStaleScratch();
+    this.base = mkdtempSync(join(tmpdir(), `assay-bwrap-${process.pid}-`));
     chmodSync(this.base, 0o711);
     mkdirSync(join(this.base, "cache"), { mode: 0o700 }); // compiled binaries: never readable by a run
     this.cgroups = SlotCgroups.open();
