@@ -1,8 +1,12 @@
 /**
- * Chooses a sandbox backend from configuration. Backends live beside this file.
- * (Backends are being added; until then no backend answers and code verifiers report an error.)
+ * Chooses a sandbox backend from configuration (ASSAY_SANDBOX): `docker` (warm container pool),
+ * `bwrap` (bubblewrap namespaces, no daemon), `auto` (the first of those that answers), `none`.
+ * JavaScript always runs in isolated-vm (the `js` backend) next to whichever was chosen. With no
+ * backend, code verifiers answer status "error" saying what to install: code never runs
+ * unsandboxed.
  */
-import type { Sandbox } from "./types.js";
+import type { RunOutcome, RunRequest, Sandbox } from "./types.js";
+import { canonicalLanguage } from "./languages.js";
 
 export interface SandboxChoice {
   sandbox: Sandbox | null;
@@ -10,6 +14,64 @@ export interface SandboxChoice {
   note: string;
 }
 
+/** Routes each language to the backend that runs it. */
+export class CompositeSandbox implements Sandbox {
+  readonly name: string;
+  readonly languages: readonly string[];
+  /** `missing`: why other languages cannot run (what to install), said when one is asked for. */
+  constructor(private readonly backends: Sandbox[], private readonly missing?: string) {
+    this.name = backends.map((b) => b.name).join("+");
+    this.languages = [...new Set(backends.flatMap((b) => b.languages))];
+  }
+  backendFor(language: string): Sandbox | undefined {
+    const c = canonicalLanguage(language) ?? language;
+    return this.backends.find((b) => b.languages.includes(c));
+  }
+  run(req: RunRequest): Promise<RunOutcome> {
+    const b = this.backendFor(req.language);
+    if (!b) {
+      return Promise.resolve({
+        status: "sandbox_error", exitCode: null, signal: null, stdout: "", stderr: "", truncated: false, wallMs: 0, cpuMs: null,
+        message: `no sandbox here runs ${JSON.stringify(req.language)} (it runs ${this.languages.join(", ")})` + (this.missing ? `: ${this.missing}` : ""),
+      });
+    }
+    return b.run({ ...req, language: canonicalLanguage(req.language) ?? req.language });
+  }
+  async close(): Promise<void> {
+    await Promise.all(this.backends.map((b) => b.close()));
+  }
+}
+
+async function pickProcessBackend(mode: string): Promise<SandboxChoice> {
+  const notes: string[] = [];
+  if (mode === "docker" || mode === "auto") {
+    const { openDocker } = await import("./docker/index.js");
+    const d = await openDocker();
+    if (d.sandbox) {
+      d.sandbox.warm("python");
+      return { sandbox: d.sandbox, note: d.note };
+    }
+    notes.push(d.note);
+  }
+  if (mode === "bwrap" || mode === "auto") {
+    const { openBwrap } = await import("./bwrap/index.js");
+    const b = await openBwrap();
+    if (b.sandbox) return { sandbox: b.sandbox, note: (notes.length ? `${notes.join("; ")}; so ` : "") + b.note };
+    notes.push(b.note);
+  }
+  if (mode === "none") return { sandbox: null, note: "sandboxed code execution is off (ASSAY_SANDBOX=none)" };
+  if (!["auto", "docker", "bwrap"].includes(mode)) {
+    return { sandbox: null, note: `ASSAY_SANDBOX=${JSON.stringify(mode)} is not one of auto, docker, bwrap, none` };
+  }
+  return { sandbox: null, note: notes.join("; ") };
+}
+
 export async function selectSandbox(mode: string): Promise<SandboxChoice> {
-  return { sandbox: null, note: `no sandbox backend is built in yet (ASSAY_SANDBOX=${mode})` };
+  const main = await pickProcessBackend(mode);
+  if (mode === "none") return main;
+  const { openJs } = await import("./js/index.js");
+  const js = await openJs();
+  if (!js.sandbox) return { sandbox: main.sandbox, note: `${main.note}; ${js.note}` };
+  if (!main.sandbox) return { sandbox: new CompositeSandbox([js.sandbox], main.note), note: `${main.note}; only JavaScript can run (${js.note})` };
+  return { sandbox: new CompositeSandbox([main.sandbox, js.sandbox]), note: `${main.note}; ${js.note}` };
 }

@@ -7,3 +7,6 @@ cd "$(dirname "$0")/.."
 # Node dependencies (exact versions from package-lock.json); `prepare` compiles to dist/.
 npm ci --no-audit --no-fund
 bash scripts/setup-python.sh  # the Python client, pytest and the GRPO trainer stack (TRL, torch CPU)
+
+# Sandboxes for the code verifier (Docker engine + images, bubblewrap).
+bash scripts/setup-sandbox.sh

@@ -59,6 +59,19 @@ program
     );
   });
 
+const sandbox = program.command("sandbox").description("sandbox images and backends");
+sandbox
+  .command("build")
+  .description("build the sandbox images from sandbox/images/*/recipe.json (skips images that exist)")
+  .option("--force", "rebuild even if the image exists", false)
+  .argument("[names...]", "only these recipes (default: all)")
+  .action(async (names: string[], opts: { force: boolean }) => {
+    const { buildAll } = await import("../../sandbox/images.js");
+    const t0 = Date.now();
+    const tags = await buildAll((line) => process.stderr.write(`sandbox build: ${line}\n`), { force: opts.force, only: names });
+    process.stderr.write(`sandbox build: ${tags.length} image(s) ready in ${((Date.now() - t0) / 1000).toFixed(1)}s\n`);
+  });
+
 program.parseAsync().catch((err) => {
   process.stderr.write(`assay: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);

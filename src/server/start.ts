@@ -38,6 +38,8 @@ export async function startServer(config: Config = loadConfig(), log: Logger = s
   const port = typeof addr === "object" && addr ? addr.port : config.port;
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
   log.info({ url, verifiers: registry.names() }, `assay listening on ${url}`);
+  // Pick the sandbox now, so the log says at start-up which backend runs code (or why none).
+  if (config.sandbox !== "none") services.sandbox().catch(() => {});
   let closing: Promise<void> | undefined;
   return {
     ...handle,

@@ -1,0 +1,252 @@
+/**
+ * The bwrap backend, for hosts without a Docker engine: each run is one bubblewrap sandbox over
+ * the image's root filesystem (kept on disk by `assay sandbox build`), read-only, with new user,
+ * pid, network, ipc and uts namespaces (so no network), a fresh scratch directory bound at
+ * /sandbox/run, and rlimits set by prlimit (CPU, address space, processes, files, file size).
+ * Each concurrent slot runs under its own host uid, so the process limit counts only that run's
+ * processes; when the program's first process exits, the pid namespace dies and takes every
+ * leftover process with it. Wall time and output are capped from outside (sandbox/process.ts).
+ */
+import { existsSync, mkdirSync, rmSync, chownSync, writeFileSync, copyFileSync, mkdtempSync, chmodSync, readdirSync } from "node:fs";
+import { join, dirname, normalize } from "node:path";
+import { tmpdir } from "node:os";
+import { spawnSync } from "node:child_process";
+import type { RunOutcome, RunRequest, RunStatus, Sandbox, RunLimits } from "../types.js";
+import { LANGUAGES } from "../languages.js";
+import { hasPython, recipeFor, rootfsDir } from "../images.js";
+import { limitsOf, makeJob, sandboxError, specOf } from "../job.js";
+import { spawnCapped, signalOfExit, type CappedResult } from "../process.js";
+import { SlotCgroups } from "./cgroups.js";
+
+const BASE_UID = 61000;
+
+export interface BwrapOptions {
+  slots: number;
+  bwrap: string;
+  prlimit: string;
+}
+
+function which(cmd: string): string | null {
+  const r = spawnSync("sh", ["-c", `command -v ${cmd}`], { encoding: "utf8" });
+  return r.status === 0 ? r.stdout.trim() : null;
+}
+
+/** Removes scratch folders left by Assay processes that are gone. */
+function removeStaleScratch(): void {
+  for (const n of readdirSync(tmpdir())) {
+    const m = /^assay-bwrap-(\d+)-/.exec(n);
+    if (!m) continue;
+    try {
+      process.kill(Number(m[1]), 0);
+    } catch {
+      rmSync(join(tmpdir(), n), { recursive: true, force: true });
+    }
+  }
+}
+
+/**
+ * bwrap itself failed before starting the program: it reports the program's pid on its JSON
+ * status fd only once the sandbox is set up, so output the program writes cannot fake this.
+ */
+function isSetupFailure(r: CappedResult): boolean {
+  return !r.killedBy && !r.spawnError && !/"child-pid"/.test(r.fd3 ?? "");
+}
+
+export class BwrapSandbox implements Sandbox {
+  readonly name = "bwrap";
+  readonly languages: readonly string[];
+  private readonly free: number[] = [];
+  private readonly waiters: ((slot: number) => void)[] = [];
+  private readonly base: string;
+  private readonly root = process.getuid?.() === 0;
+  /** Per-slot memory and pids cgroups, or why there are none (rlimits only). */
+  readonly cgroups: SlotCgroups | string;
+
+  constructor(private readonly rootfs: Record<string, string>, private readonly opts: BwrapOptions) {
+    this.languages = Object.keys(LANGUAGES).filter((l) => rootfs[LANGUAGES[l].image]);
+    for (let i = 0; i < opts.slots; i++) this.free.push(i);
+    removeStaleScratch();
+    this.base = mkdtempSync(join(tmpdir(), `assay-bwrap-${process.pid}-`));
+    chmodSync(this.base, 0o711);
+    mkdirSync(join(this.base, "cache"), { mode: 0o700 }); // compiled binaries: never readable by a run
+    this.cgroups = SlotCgroups.open();
+  }
+
+  private acquire(): Promise<number> {
+    const s = this.free.pop();
+    if (s !== undefined) return Promise.resolve(s);
+    return new Promise((res) => this.waiters.push(res));
+  }
+
+  private release(slot: number): void {
+    const w = this.waiters.shift();
+    if (w) w(slot);
+    else this.free.push(slot);
+  }
+
+  private scratch(slot: number): string {
+    const dir = join(this.base, `slot-${slot}`);
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { mode: 0o700 });
+    if (this.root) chownSync(dir, BASE_UID + slot, BASE_UID + slot);
+    return dir;
+  }
+
+  private writeFiles(dir: string, slot: number, files: Record<string, string>): void {
+    for (const [name, content] of Object.entries(files)) {
+      const p = normalize(join(dir, name));
+      if (!p.startsWith(dir + "/")) throw new Error(`file name escapes the scratch directory: ${JSON.stringify(name)}`);
+      mkdirSync(dirname(p), { recursive: true });
+      writeFileSync(p, content);
+      if (this.root) chownSync(p, BASE_UID + slot, BASE_UID + slot);
+    }
+  }
+
+  private exec(slot: number, rootfs: string, dir: string, argv: string[], limits: RunLimits, stdin: string, signal?: AbortSignal): Promise<CappedResult> {
+    const cpuS = Math.max(1, Math.ceil(limits.cpuMs / 1000));
+    const uid = BASE_UID + slot;
+    const pl = [
+      this.opts.prlimit,
+      `--cpu=${cpuS}:${cpuS + 1}`,
+      `--as=${limits.memoryMb * 1024 * 1024}`,
+      "--nofile=256",
+      `--fsize=${64 << 20}`,
+      "--core=0",
+      ...(this.root ? [`--nproc=${limits.pids + 4}`] : []),
+      "--",
+    ];
+    const bw = [
+      this.opts.bwrap,
+      "--unshare-all", "--die-with-parent", "--new-session",
+      "--ro-bind", rootfs, "/",
+      "--proc", "/proc", "--dev", "/dev",
+      "--bind", dir, "/sandbox/run", "--chdir", "/sandbox/run",
+      "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/sandbox/run",
+      "--setenv", "TMPDIR", "/sandbox/run", "--setenv", "LANG", "C.UTF-8",
+      "--uid", "65534", "--gid", "65534",
+      "--json-status-fd", "3",
+      "--",
+    ];
+    // Join the slot's cgroups first (a shell that moves itself, then execs), so every process of
+    // the run is inside before the program starts.
+    let join_: string[] = [];
+    if (typeof this.cgroups !== "string") {
+      const procs = this.cgroups.prepare(slot, uid, limits.memoryMb + 64, limits.pids + 8);
+      join_ = ["/bin/sh", "-c", procs.map((p) => `echo $$ > ${p}`).join(" && ") + ' && exec "$@"', "sh"];
+    }
+    return spawnCapped([...join_, ...pl, ...bw, ...argv], {
+      stdin,
+      wallMs: limits.wallMs,
+      outputBytes: limits.outputBytes,
+      uid: this.root ? uid : undefined,
+      gid: this.root ? uid : undefined,
+      signal,
+      fd3: true,
+    });
+  }
+
+  async run(req: RunRequest): Promise<RunOutcome> {
+    const spec = specOf(req.language);
+    const rootfs = spec && this.rootfs[spec.image];
+    if (!spec || !rootfs) return sandboxError(`the bwrap backend does not run ${JSON.stringify(req.language)}; it runs ${this.languages.join(", ")}`);
+    const limits = limitsOf(req);
+    const job = makeJob(req, spec, limits);
+    const slot = await this.acquire();
+    let dir = "";
+    try {
+      dir = this.scratch(slot);
+      this.writeFiles(dir, slot, job.files);
+      let compile: RunOutcome["compile"];
+      if (job.compile) {
+        const cached = join(this.base, "cache", job.compile.key);
+        const target = join(dir, job.compile.output);
+        if (existsSync(cached)) {
+          copyFileSync(cached, target);
+          if (this.root) chownSync(target, BASE_UID + slot, BASE_UID + slot);
+          chmodSync(target, 0o755);
+          compile = { status: "finished", stdout: "", stderr: "", wallMs: 0 };
+        } else {
+          const c = await this.exec(slot, rootfs, dir, job.compile.argv, job.compile.limits, "", req.signal);
+          if (c.spawnError) return sandboxError(`cannot start bwrap: ${c.spawnError}`);
+          if (isSetupFailure(c)) return sandboxError(`bwrap failed: ${c.stderr.trim().slice(0, 300)}`);
+          const ok = !c.killedBy && c.exitCode === 0 && existsSync(target);
+          compile = { status: ok ? "finished" : c.killedBy === "time_limit" ? "time_limit" : "compile_error", stdout: c.stdout, stderr: c.stderr, wallMs: c.wallMs };
+          if (!ok) {
+            return { status: "compile_error", exitCode: c.exitCode, signal: c.signal, stdout: "", stderr: c.stderr, truncated: c.truncated, wallMs: 0, cpuMs: null, compile };
+          }
+          copyFileSync(target, cached);
+        }
+      }
+      const ooms = typeof this.cgroups === "string" ? 0 : this.cgroups.oomKills(slot);
+      let r = await this.exec(slot, rootfs, dir, job.argv, limits, job.stdin, req.signal);
+      // bwrap's own setup can fail transiently under load (EAGAIN creating namespaces): the
+      // program never started, so trying again is safe.
+      for (let attempt = 1; attempt < 3 && isSetupFailure(r); attempt++) {
+        await new Promise((res) => setTimeout(res, 50 * attempt));
+        r = await this.exec(slot, rootfs, dir, job.argv, limits, job.stdin, req.signal);
+      }
+      if (r.spawnError) return sandboxError(`cannot start bwrap: ${r.spawnError}`);
+      if (r.killedBy === "aborted") return sandboxError("aborted", r.wallMs);
+      // bwrap reports a child killed by a signal as 128+signal.
+      const sig = r.signal ?? signalOfExit(r.exitCode);
+      if (isSetupFailure(r)) return sandboxError(`bwrap failed: ${r.stderr.trim().slice(0, 300)}`, r.wallMs);
+      let status: RunStatus;
+      const tail = r.stderr.slice(-2000);
+      if (r.killedBy) status = r.killedBy;
+      else if (sig === "SIGXCPU") status = "time_limit";
+      else if (typeof this.cgroups !== "string" && this.cgroups.oomKills(slot) > ooms) status = "memory_limit";
+      else if ((/MemoryError/.test(tail) || /std::bad_alloc/.test(tail)) && r.exitCode !== 0) status = "memory_limit";
+      else if (sig === "SIGKILL") status = "memory_limit";
+      else if (sig) status = "runtime_error";
+      else status = "finished";
+      return {
+        status,
+        exitCode: sig ? null : r.exitCode,
+        signal: sig,
+        stdout: r.stdout,
+        stderr: r.stderr,
+        truncated: r.truncated,
+        wallMs: r.wallMs,
+        cpuMs: null,
+        ...(compile ? { compile } : {}),
+      };
+    } catch (e) {
+      return sandboxError(`bwrap sandbox failed: ${(e as Error).message}`);
+    } finally {
+      if (dir) rmSync(dir, { recursive: true, force: true });
+      this.release(slot);
+    }
+  }
+
+  async close(): Promise<void> {
+    rmSync(this.base, { recursive: true, force: true });
+    if (typeof this.cgroups !== "string") this.cgroups.close(this.opts.slots);
+  }
+}
+
+export async function openBwrap(env = process.env): Promise<{ sandbox: BwrapSandbox | null; note: string }> {
+  const bwrap = which("bwrap");
+  const prlimit = which("prlimit");
+  if (!bwrap || !prlimit) {
+    return { sandbox: null, note: `bwrap: ${!bwrap ? "bubblewrap" : "prlimit (util-linux)"} is not installed; apt-get install bubblewrap (scripts/setup-sandbox.sh does)` };
+  }
+  const rootfs: Record<string, string> = {};
+  for (const name of new Set(Object.values(LANGUAGES).map((l) => l.image))) {
+    const r = recipeFor(name);
+    if (r && hasPython(rootfsDir(r, env))) {
+      rootfs[name] = rootfsDir(r, env);
+      // The scratch mount point (made at build time; made here too for older builds).
+      if (process.getuid?.() === 0) mkdirSync(join(rootfs[name], "sandbox", "run"), { recursive: true });
+    }
+  }
+  if (!rootfs.python) return { sandbox: null, note: "bwrap: no image root filesystem on disk; run `npx assay sandbox build`" };
+  const slots = Number(env.ASSAY_SANDBOX_POOL) > 0 ? Number(env.ASSAY_SANDBOX_POOL) : 8;
+  const sb = new BwrapSandbox(rootfs, { slots, bwrap, prlimit });
+  const probe = await sb.run({ language: "python", code: "print(6*7)", limits: { wallMs: 10_000 } });
+  if (probe.status !== "finished" || probe.stdout.trim() !== "42") {
+    await sb.close();
+    return { sandbox: null, note: `bwrap is installed but cannot run a sandbox here (${probe.message ?? probe.stderr.trim().slice(0, 200)}); user namespaces may be disabled` };
+  }
+  const limits = typeof sb.cgroups === "string" ? `rlimits per run (no per-run cgroup: ${sb.cgroups})` : "memory and pids cgroups plus rlimits per run";
+  return { sandbox: sb, note: `bwrap: ${slots} slots over ${Object.values(rootfs).join(", ")}, no network, ${limits}` };
+}

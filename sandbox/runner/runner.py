@@ -1,0 +1,326 @@
+# Assay's in-sandbox runner: a small long-lived process inside each pre-started container.
+# It reads one JSON job per line on stdin, forks one child per run (unprivileged uid, rlimits,
+# own session, wall timer, output cap), and writes one JSON result per line on stdout.
+# It knows nothing about rewards. Standard library only: it runs on the image's own python3.
+import json, os, resource, select, shutil, signal, sys, time
+
+SCRATCH = os.environ.get("ASSAY_SCRATCH", "/sandbox")
+RUN_UID = 65534
+IS_ROOT = os.getuid() == 0
+# Only inside a container of our own may the runner sweep every process of the run uid.
+SWEEP = IS_ROOT and os.environ.get("ASSAY_IN_SANDBOX") == "1"
+ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
+       "PYTHONUNBUFFERED": "0", "PYTHONHASHSEED": "0"}
+SIGNAMES = {getattr(signal, n): n for n in dir(signal) if n.startswith("SIG") and not n.startswith("SIG_")}
+
+
+def drop_privileges():
+    if IS_ROOT:
+        os.setgroups([])
+        os.setgid(RUN_UID)
+        os.setuid(RUN_UID)
+
+
+def kill_leftovers():
+    """Kills every process of the run uid; True if there were any. Done from a child that drops
+    to that uid, so kill(-1) reaches exactly the program's processes and never the runner."""
+    if not SWEEP:
+        return False
+    pid = os.fork()
+    if pid == 0:
+        found = 0
+        try:
+            drop_privileges()
+            for _ in range(10000):
+                try:
+                    os.kill(-1, signal.SIGKILL)
+                    found = 1
+                except ProcessLookupError:
+                    break
+        finally:
+            os._exit(found)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 1
+
+
+def reap_all():
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def wipe(path):
+    def onerror(fn, p, exc):
+        try:
+            os.chmod(os.path.dirname(p), 0o700)
+            os.chmod(p, 0o700)
+            fn(p)
+        except OSError:
+            pass
+    shutil.rmtree(path, onerror=onerror)
+    for d in ("/dev/shm",):
+        try:
+            for name in os.listdir(d):
+                p = os.path.join(d, name)
+                if os.path.isdir(p) and not os.path.islink(p):
+                    shutil.rmtree(p, ignore_errors=True)
+                else:
+                    os.unlink(p)
+        except OSError:
+            pass
+
+
+def oom_kills():
+    """OOM kills so far in this container's memory cgroup (v1 or v2); 0 where unreadable."""
+    for path in ("/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/memory.events"):
+        try:
+            with open(path) as f:
+                for line in f:
+                    if line.startswith("oom_kill "):
+                        return int(line.split()[1])
+        except OSError:
+            pass
+    return 0
+
+
+def spawn(argv, cwd, stdin, lim):
+    """Runs argv once under limits; returns the outcome dict (no files, no compile)."""
+    cpu_s = max(1, -(-int(lim["cpuMs"]) // 1000))
+    mem = int(lim["memoryMb"]) * 1024 * 1024
+    cap = int(lim["outputBytes"])
+    wall = lim["wallMs"] / 1000.0
+    r_in, w_in = os.pipe()
+    r_out, w_out = os.pipe()
+    r_err, w_err = os.pipe()
+    ooms = oom_kills()
+    t0 = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setsid()
+            os.dup2(r_in, 0)
+            os.dup2(w_out, 1)
+            os.dup2(w_err, 2)
+            os.closerange(3, 65536)
+            signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
+            if mem > 0:
+                resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+            resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 20, 64 << 20))
+            if lim.get("nproc"):
+                resource.setrlimit(resource.RLIMIT_NPROC, (int(lim["nproc"]), int(lim["nproc"])))
+            drop_privileges()
+            os.chdir(cwd)
+            env = dict(ENV, HOME=cwd, TMPDIR=cwd)
+            exe = argv[0] if "/" in argv[0] else (shutil.which(argv[0], path=env["PATH"]) or argv[0])
+            os.execve(exe, argv, env)
+        except BaseException as e:
+            try:
+                os.write(2, ("sandbox: cannot start %s: %s\n" % (argv[0], e)).encode())
+            finally:
+                os._exit(127)
+    for fd in (r_in, w_out, w_err):
+        os.close(fd)
+    data = stdin.encode() if stdin else b""
+    if data:
+        os.set_blocking(w_in, False)
+    else:
+        os.close(w_in)
+        w_in = -1
+    bufs = {r_out: bytearray(), r_err: bytearray()}
+    open_fds = {r_out, r_err}
+    pidfd = os.pidfd_open(pid)
+    poller = select.poll()
+    for fd in open_fds:
+        poller.register(fd, select.POLLIN)
+    poller.register(pidfd, select.POLLIN)
+    if w_in >= 0:
+        poller.register(w_in, select.POLLOUT)
+    killed_by = None
+    exited = False
+    grace_until = None
+    while True:
+        now = time.monotonic()
+        if not exited and now - t0 >= wall:
+            killed_by = "time_limit"
+            break
+        if exited and (not open_fds or now >= grace_until):
+            break
+        timeout = (grace_until - now) if exited else (t0 + wall - now)
+        events = poller.poll(max(1, int(timeout * 1000) + 1))
+        for fd, ev in events:
+            if fd == pidfd:
+                exited = True
+                grace_until = time.monotonic() + 0.05
+                poller.unregister(pidfd)
+            elif fd == w_in:
+                try:
+                    n = os.write(w_in, data[:65536])
+                    data = data[n:]
+                except (BrokenPipeError, BlockingIOError, OSError) as e:
+                    if isinstance(e, BlockingIOError):
+                        continue
+                    data = b""
+                if not data:
+                    poller.unregister(w_in)
+                    os.close(w_in)
+                    w_in = -1
+            else:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    poller.unregister(fd)
+                    open_fds.discard(fd)
+                    continue
+                bufs[fd] += chunk
+                if len(bufs[fd]) > cap:
+                    killed_by = "output_limit"
+        if killed_by:
+            break
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+    _, status, ru = os.wait4(pid, 0)
+    wall_ms = (time.monotonic() - t0) * 1000
+    os.close(pidfd)
+    for fd in list(open_fds):
+        os.close(fd)
+    if w_in >= 0:
+        os.close(w_in)
+    truncated = False
+    out = {}
+    for name, fd in (("stdout", r_out), ("stderr", r_err)):
+        b = bufs[fd]
+        if len(b) > cap:
+            b = b[:cap]
+            truncated = True
+        out[name] = b.decode("utf-8", "replace")
+    cpu_ms = (ru.ru_utime + ru.ru_stime) * 1000
+    code = sig = None
+    if os.WIFEXITED(status):
+        code = os.WEXITSTATUS(status)
+    elif os.WIFSIGNALED(status):
+        s = os.WTERMSIG(status)
+        sig = SIGNAMES.get(s, str(s))
+    st = killed_by
+    if st is None:
+        if sig in ("SIGXCPU",) or (sig == "SIGKILL" and cpu_ms >= cpu_s * 1000):
+            st = "time_limit"
+        elif cpu_ms > lim["cpuMs"]:
+            st = "time_limit"
+        elif oom_kills() > ooms:
+            st = "memory_limit"  # some process of the run was killed by the cgroup's OOM killer
+        elif ("MemoryError" in out["stderr"][-2000:] or "std::bad_alloc" in out["stderr"][-2000:]) and (code != 0 or sig):
+            st = "memory_limit"
+        elif sig == "SIGKILL":
+            st = "memory_limit"  # killed by the cgroup's OOM killer (nothing else here sends SIGKILL)
+        elif sig:
+            st = "runtime_error"
+        else:
+            st = "finished"
+    return {"status": st, "exitCode": code, "signal": sig, "stdout": out["stdout"], "stderr": out["stderr"],
+            "truncated": truncated, "wallMs": round(wall_ms, 3), "cpuMs": round(cpu_ms, 3)}
+
+
+def prepare_dir(path):
+    os.mkdir(path, 0o755)
+    if IS_ROOT:
+        os.chown(path, RUN_UID, RUN_UID)
+
+
+def write_files(root, files):
+    for name, content in (files or {}).items():
+        p = os.path.normpath(os.path.join(root, name))
+        if not p.startswith(root + "/"):
+            raise ValueError("file name escapes the scratch directory: %r" % name)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w", encoding="utf-8") as f:
+            f.write(content)
+        if IS_ROOT:
+            os.chown(p, RUN_UID, RUN_UID)
+
+
+COUNTER = [0]
+
+
+def handle(job):
+    COUNTER[0] += 1
+    work = os.path.join(SCRATCH, "run")
+    if os.path.exists(work):
+        wipe(work)
+    prepare_dir(work)
+    result = {}
+    try:
+        write_files(work, job.get("files"))
+        argv = job["argv"]
+        comp = job.get("compile")
+        if comp:
+            cache = os.path.join(SCRATCH, "cache", comp["key"]) if comp.get("key") else None
+            if cache and os.path.exists(cache):
+                shutil.copy(cache, os.path.join(work, comp["output"]))
+                if IS_ROOT:
+                    os.chown(os.path.join(work, comp["output"]), RUN_UID, RUN_UID)
+                result["compile"] = {"status": "finished", "stdout": "", "stderr": "", "wallMs": 0, "cached": True}
+            else:
+                c = spawn(comp["argv"], work, "", comp["limits"])
+                result["compile"] = {"status": c["status"], "stdout": c["stdout"], "stderr": c["stderr"], "wallMs": c["wallMs"]}
+                ok = c["status"] == "finished" and c["exitCode"] == 0
+                if ok and cache:
+                    # root-only: one sample's binary is never readable by another sample's program
+                    os.makedirs(os.path.dirname(cache), mode=0o700, exist_ok=True)
+                    shutil.copy(os.path.join(work, comp["output"]), cache)
+                if kill_leftovers():
+                    result["tainted"] = True
+                if not ok:
+                    if c["status"] == "finished":
+                        result["compile"]["status"] = "compile_error"
+                    result.update({"status": "compile_error", "exitCode": c["exitCode"], "signal": c["signal"],
+                                   "stdout": "", "stderr": c["stderr"], "truncated": c["truncated"],
+                                   "wallMs": 0, "cpuMs": 0})
+                    return result
+        r = spawn(argv, work, job.get("stdin") or "", job["limits"])
+        tainted = result.get("tainted", False)
+        result.update(r)
+        if kill_leftovers():
+            tainted = True
+            result["leftover"] = True
+        if r["status"] in ("time_limit", "memory_limit") or r["signal"] == "SIGKILL":
+            tainted = True
+        result["tainted"] = tainted
+        return result
+    finally:
+        reap_all()
+        wipe(work)
+
+
+def main():
+    inp = sys.stdin.buffer
+    out = sys.stdout.buffer
+    os.makedirs(SCRATCH, exist_ok=True)
+    out.write(json.dumps({"ready": True, "python": sys.version.split()[0]}).encode() + b"\n")
+    out.flush()
+    while True:
+        line = inp.readline()
+        if not line:
+            return
+        try:
+            job = json.loads(line)
+        except ValueError:
+            continue
+        try:
+            res = handle(job)
+        except Exception as e:  # machinery failure: report it, keep serving
+            res = {"status": "sandbox_error", "message": "runner: %s: %s" % (type(e).__name__, e), "tainted": True}
+        res["id"] = job.get("id")
+        out.write(json.dumps(res).encode() + b"\n")
+        out.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Sandboxes for the code verifier: a Docker engine with the sandbox images, and bubblewrap.
+# Idempotent and non-interactive: installs what is missing, starts dockerd if no engine
+# answers (no bridge, no iptables: every sandbox container runs with NetworkMode none), and
+# builds the images with `npx assay sandbox build`, which skips images that already exist.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export DEBIAN_FRONTEND=noninteractive
+LOG_DIR=${ASSAY_LOG_DIR:-/var/log/assay}
+
+need=()
+command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
+command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
+command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
+command -v prlimit >/dev/null 2>&1 || need+=(util-linux)
+if ((${#need[@]})); then
+  echo "setup-sandbox: installing ${need[*]}"
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${need[@]}"
+fi
+
+engine_up() { docker info >/dev/null 2>&1; }
+start_dockerd() {
+  mkdir -p "$LOG_DIR"
+  nohup dockerd --bridge=none --iptables=false --ip-forward=false --ip-masq=false "$@" \
+    >"$LOG_DIR/dockerd.log" 2>&1 &
+  for _ in $(seq 1 120); do engine_up && return 0; sleep 0.5; done
+  return 1
+}
+if ! engine_up; then
+  echo "setup-sandbox: starting dockerd (log: $LOG_DIR/dockerd.log)"
+  if ! start_dockerd; then
+    echo "setup-sandbox: dockerd did not start with the default storage driver; trying vfs" >&2
+    stale_pid=$(cat /var/run/docker.pid 2>/dev/null || true)
+    if [ -n "$stale_pid" ]; then kill "$stale_pid" 2>/dev/null || true; sleep 2; fi
+    start_dockerd --storage-driver=vfs || { tail -20 "$LOG_DIR/dockerd.log" >&2; exit 1; }
+  fi
+fi
+
+npx --no-install assay sandbox build

@@ -1,0 +1,124 @@
+/**
+ * SandboxFusion's `POST /run_code` (what verl's sandbox_fusion reward calls): the same request
+ * and response fields, served by Assay's sandbox directly (this route is not a verifier).
+ *
+ * status: "Success" (compiled if needed, ran to its end, exit code 0), "Failed" (compile error,
+ * non-zero exit, time limit, crash) or "SandboxError" (the machinery failed). run_result.status:
+ * "Finished", "TimeLimitExceeded", or "Error" (killed: memory, output cap, signal).
+ */
+import { Router } from "express";
+import { check } from "../../core/contract.js";
+import { HttpError, fieldOf } from "../errors.js";
+import type { CompatDeps } from "./types.js";
+import type { RunOutcome } from "../../../sandbox/types.js";
+import { canonicalLanguage } from "../../../sandbox/languages.js";
+
+interface RunCodeBody {
+  code: string;
+  language?: string;
+  stdin?: string | null;
+  compile_timeout?: number;
+  run_timeout?: number;
+  memory_limit_MB?: number;
+  files?: Record<string, string | null>;
+  fetch_files?: string[];
+}
+
+type CommandStatus = "Finished" | "Error" | "TimeLimitExceeded";
+
+interface CommandRunResult {
+  status: CommandStatus;
+  execution_time: number | null;
+  return_code: number | null;
+  stdout: string | null;
+  stderr: string | null;
+}
+
+const SIGNALS: Record<string, number> = { SIGKILL: 9, SIGSEGV: 11, SIGABRT: 6, SIGFPE: 8, SIGBUS: 7, SIGXCPU: 24, SIGTERM: 15, SIGILL: 4 };
+
+function returnCode(o: { exitCode: number | null; signal: string | null }): number | null {
+  if (o.exitCode !== null) return o.exitCode;
+  if (o.signal) return -(SIGNALS[o.signal] ?? 1); // Python's subprocess convention, as SandboxFusion reports it
+  return null;
+}
+
+export function toSandboxFusion(o: RunOutcome): Record<string, unknown> {
+  const base = { executor_pod_name: null, files: {} as Record<string, string> };
+  if (o.status === "sandbox_error") {
+    return { ...base, status: "SandboxError", message: o.message ?? "the sandbox failed", compile_result: null, run_result: null };
+  }
+  let compile_result: CommandRunResult | null = null;
+  if (o.compile) {
+    const tle = o.compile.status === "time_limit";
+    compile_result = {
+      status: tle ? "TimeLimitExceeded" : "Finished",
+      execution_time: Math.round(o.compile.wallMs) / 1000,
+      return_code: tle ? null : o.status === "compile_error" ? (o.exitCode ?? 1) : 0,
+      stdout: o.compile.stdout,
+      stderr: o.compile.stderr,
+    };
+  }
+  if (o.status === "compile_error") {
+    return { ...base, status: "Failed", message: "compile error", compile_result, run_result: null };
+  }
+  const status: CommandStatus = o.status === "finished" ? "Finished" : o.status === "time_limit" ? "TimeLimitExceeded" : "Error";
+  const run_result: CommandRunResult = {
+    status,
+    execution_time: Math.round(o.wallMs) / 1000,
+    return_code: status === "TimeLimitExceeded" ? null : returnCode(o),
+    stdout: o.stdout,
+    stderr: o.stderr,
+  };
+  const ok = status === "Finished" && run_result.return_code === 0;
+  const message = ok ? "" : o.status === "finished" ? "" : o.status.replace("_", " ") + (o.message ? `: ${o.message}` : "");
+  return { ...base, status: ok ? "Success" : "Failed", message, compile_result, run_result };
+}
+
+export function sandboxFusionRouter({ services, limiter, config, json }: CompatDeps): Router {
+  const r = Router();
+  r.post("/run_code", json, async (req, res) => {
+    const problem = check("RunCodeRequest", req.body);
+    if (problem) throw new HttpError(400, `request ${problem}`, fieldOf(problem));
+    const body = req.body as RunCodeBody;
+    const language = canonicalLanguage(body.language ?? "python");
+    if (!language) throw new HttpError(400, `language ${JSON.stringify(body.language)} is not supported; use python, cpp or nodejs`, "language");
+    const files: Record<string, string> = {};
+    for (const [name, b64] of Object.entries(body.files ?? {})) {
+      if (b64 === null || b64 === undefined) continue;
+      files[name] = Buffer.from(b64, "base64").toString("utf8");
+    }
+    const release = limiter.acquire(1, config.retryAfterS);
+    const ac = new AbortController();
+    const onClose = () => {
+      if (!res.writableFinished) ac.abort();
+    };
+    res.on("close", onClose);
+    try {
+      let sandbox;
+      try {
+        sandbox = await services.sandbox();
+      } catch (e) {
+        res.json({ status: "SandboxError", message: (e as Error).message, compile_result: null, run_result: null, executor_pod_name: null, files: {} });
+        return;
+      }
+      const runS = body.run_timeout ?? 10;
+      const mem = body.memory_limit_MB !== undefined && body.memory_limit_MB > 0 ? body.memory_limit_MB : undefined;
+      const outcome = await sandbox.run({
+        language,
+        code: body.code,
+        stdin: body.stdin ?? "",
+        files,
+        compileWallMs: Math.round((body.compile_timeout ?? 10) * 1000),
+        limits: { wallMs: Math.round(runS * 1000), cpuMs: Math.round(runS * 1000), ...(mem ? { memoryMb: mem } : {}) },
+        signal: ac.signal,
+      });
+      const out = toSandboxFusion(outcome);
+      if (body.fetch_files?.length) out.message = `${out.message ? out.message + "; " : ""}fetch_files is not supported: no files are returned`;
+      res.json(out);
+    } finally {
+      res.off("close", onClose);
+      release();
+    }
+  });
+  return r;
+}

@@ -1,0 +1,230 @@
+/**
+ * The code verifier: extraction, comparison and test-format parsing (no sandbox), then problems
+ * in each test format with correct, wrong, slow and crashing solutions in the real docker
+ * sandbox, and the reward hacks, none of which may earn reward.
+ */
+import { test, describe, after } from "node:test";
+import assert from "node:assert/strict";
+import { code } from "./index.js";
+import { extractProgram } from "./extract.js";
+import { outputsMatch, valuesMatch, shortDiff } from "./compare.js";
+import { parseReference } from "./tests.js";
+import { InvalidItemError, type VerifyContext } from "../../src/core/types.js";
+import type { Sandbox } from "../../sandbox/types.js";
+import { quiet } from "../../tests/helpers.js";
+import { openDockerForTests } from "../../tests/sandboxes.js";
+
+describe("extraction", () => {
+  test("last fenced block of the language, else untagged, else whole text", () => {
+    const r = "Try:\n```python\nprint(1)\n```\nBetter:\n```python\nprint(2)\n```\n```text\nout\n```";
+    assert.equal(extractProgram(r, "python").code, "print(2)");
+    assert.equal(extractProgram(r, "python", "first_block").code, "print(1)");
+    assert.equal(extractProgram("```\nx=1\n```", "python").via, "untagged block");
+    assert.equal(extractProgram("```cpp\nint main(){}\n```", "c++").code, "int main(){}");
+    assert.equal(extractProgram("print(3)", "python").code, "print(3)");
+    assert.equal(extractProgram("<think>```python\nprint(0)\n```</think>```py\nprint(4)\n```", "python").code, "print(4)");
+    assert.equal(extractProgram("```python\nprint(5)\n```", "python", "full").via, "whole text");
+  });
+});
+
+describe("comparison", () => {
+  test("modes", () => {
+    assert.ok(outputsMatch("1 2  \n3\n\n", "1 2\n3", "lines"));
+    assert.ok(!outputsMatch("1  2\n3", "1 2\n3", "lines"));
+    assert.ok(outputsMatch("1  2\n3", "1 2 3", "tokens"));
+    assert.ok(!outputsMatch("1\n", "1", "exact"));
+    assert.ok(outputsMatch("0.3333333 2", "0.33333333333 2", "float"));
+    assert.ok(!outputsMatch("0.34 2", "0.33333 2", "float"));
+    assert.ok(valuesMatch([1, [2.0000000001, "a"]], [1, [2, "a"]]));
+    assert.ok(!valuesMatch([1, 2], [2, 1]));
+    assert.ok(!valuesMatch({ a: 1 }, { a: 1, b: 2 }));
+    assert.match(shortDiff("1\n2\n", "1\n3\n"), /line 2: got "2", expected "3"/);
+  });
+});
+
+describe("test formats", () => {
+  test("verl/APPS {inputs, outputs} as stdio, with fn_name as calls, as a JSON string too", () => {
+    assert.deepEqual(parseReference({ inputs: ["1 2\n"], outputs: ["3\n"] }), { kind: "stdio", cases: [{ input: "1 2\n", output: "3\n" }] });
+    const s = parseReference(JSON.stringify({ inputs: [[[2, 7], 9]], outputs: [[[0, 1]]], fn_name: "twoSum" }));
+    assert.deepEqual(s, { kind: "call", fn: "twoSum", cases: [{ args: [[2, 7], 9], output: [[0, 1]] }] });
+    assert.equal(parseReference({ input_output: JSON.stringify({ inputs: ["1"], outputs: ["1"] }) }).kind, "stdio");
+  });
+  test("LiveCodeBench functional tests: one JSON value per line", () => {
+    const s = parseReference({ tests: [{ input: "[2,7,11,15]\n9", output: "[0, 1]", testtype: "functional" }], fn_name: "twoSum" });
+    assert.deepEqual(s, { kind: "call", fn: "twoSum", cases: [{ args: [[2, 7, 11, 15], 9], output: [0, 1] }] });
+    assert.equal(parseReference({ tests: [{ input: "1\n", output: "1\n", testtype: "stdin" }] }).kind, "stdio");
+  });
+  test("HumanEval and MBPP", () => {
+    assert.deepEqual(parseReference({ test: "def check(candidate): pass", entry_point: "f" }), { kind: "assert", tests: ["def check(candidate): pass"], setup: "", entryPoint: "f" });
+    const m = parseReference({ test_list: ["assert f(1) == 2", "assert f(2) == 3"], test_setup_code: "import math" });
+    assert.equal(m.kind, "assert");
+    assert.equal((m as any).tests.length, 2);
+  });
+  test("malformed references are the dataset's fault: invalid", () => {
+    assert.throws(() => parseReference({ inputs: ["1"], outputs: [] }), InvalidItemError);
+    assert.throws(() => parseReference({ nothing: 1 }), InvalidItemError);
+    assert.throws(() => parseReference({ inputs: [], outputs: [] }), InvalidItemError);
+    assert.throws(() => parseReference("{not json"), InvalidItemError);
+    assert.throws(() => parseReference({ inputs: ["1"], outputs: ["1"], fn_name: "a b" }), InvalidItemError);
+  });
+});
+
+describe("no sandbox: error, never 0, and never unsandboxed", () => {
+  test("the verifier answers reward null with what to install", async () => {
+    const ctx = { deadline: Date.now() + 1e5, signal: new AbortController().signal, log: quiet,
+      services: { sandbox: () => Promise.reject(new Error("no sandbox available: no Docker engine answers; install and start Docker")) } } as unknown as VerifyContext;
+    const r = await code.verify({ verifier: "code", response: "print(1)", reference: { inputs: [""], outputs: ["1"] } }, ctx);
+    assert.equal(r.reward, null);
+    assert.match(r.reason, /install/);
+  });
+});
+
+const opened = await openDockerForTests(2);
+describe("code verifier in the docker sandbox", { skip: opened.skip }, () => {
+  const sb = opened.sandbox as Sandbox;
+  after(() => sb?.close());
+  const ctx = () => ({ deadline: Date.now() + 60_000, signal: new AbortController().signal, log: quiet, services: { sandbox: async () => sb } }) as unknown as VerifyContext;
+  const verify = (response: string, reference: unknown, options: Record<string, unknown> = {}) =>
+    code.verify({ verifier: "code", response, reference, options: { time_limit_ms: 1000, ...options } }, ctx());
+  const fence = (lang: string, src: string) => `Here is my solution.\n\`\`\`${lang}\n${src}\n\`\`\`\n`;
+
+  // APPS/CodeContests-shaped: read two lines, print the sum of the first and the max of the second.
+  const stdio = { inputs: ["3 4\n1 5 2\n", "-1 1\n7\n", "10 20\n3 3 3\n"], outputs: ["7\n5\n", "0\n7\n", "30\n3\n"] };
+  const py = {
+    correct: "a, b = map(int, input().split())\nxs = list(map(int, input().split()))\nprint(a + b)\nprint(max(xs))",
+    wrong: "a, b = map(int, input().split())\nxs = list(map(int, input().split()))\nprint(a + b)\nprint(min(xs))",
+    slow: "import time\na, b = map(int, input().split())\nwhile a + b > 5: pass\nprint(a + b)\nprint(max(map(int, input().split())))",
+    crash: "a, b = map(int, input().split())\nprint(a + b)\nraise ValueError('oops')",
+  };
+
+  test("stdin/stdout: correct, wrong, slow, crashing (Python)", async () => {
+    const ok = await verify(fence("python", py.correct), stdio);
+    assert.equal(ok.reward, 1, ok.reason);
+    assert.equal((ok.details as any).tests.length, 3);
+    const wrong = await verify(fence("python", py.wrong), stdio);
+    assert.equal(wrong.reward, 2 / 3, wrong.reason); // where every number is the same, min == max
+    assert.match(String((wrong.details as any).tests[0].diff), /line 2: got "1", expected "5"/);
+    const slow = await verify(fence("python", py.slow), stdio, { concurrency: 1 });
+    assert.equal((slow.details as any).tests[0].status, "time_limit");
+    // After a timeout the remaining tests are not started: they count as time_limit.
+    assert.equal(slow.reward, 0, slow.reason);
+    assert.match(String((slow.details as any).tests[2].error), /earlier test hit the time limit/);
+    const t0 = Date.now();
+    const loops = await verify(fence("python", "while True: pass"), { inputs: Array(12).fill("1\n"), outputs: Array(12).fill("1\n") });
+    assert.equal(loops.reward, 0);
+    assert.ok(Date.now() - t0 < 8000, `12 looping tests took ${Date.now() - t0} ms: one wave of timeouts should end it`);
+    const crash = await verify(fence("python", py.crash), stdio);
+    assert.equal(crash.reward, 0);
+    assert.equal((crash.details as any).tests[0].status, "runtime_error");
+    assert.match(crash.reason, /ValueError/);
+  });
+
+  test("scoring: fraction, all-or-nothing, stop at first failure", async () => {
+    assert.equal((await verify(fence("python", py.wrong), stdio, { scoring: "all" })).reward, 0);
+    const ff = await verify(fence("python", py.wrong), stdio, { scoring: "first_failure" });
+    assert.equal(ff.reward, 0);
+    assert.match(String((ff.details as any).tests[2].error), /not run/);
+  });
+
+  test("stdin/stdout in C++: correct, wrong, compile error", async () => {
+    const cpp = (op: string) => `#include <bits/stdc++.h>\nusing namespace std;\nint main(){long a,b;cin>>a>>b;vector<long> v;long x;while(cin>>x)v.push_back(x);cout<<a+b<<"\\n"<<*${op}(v.begin(),v.end())<<"\\n";}`;
+    const ok = await verify(fence("cpp", cpp("max_element")), stdio, { language: "cpp" });
+    assert.equal(ok.reward, 1, ok.reason);
+    const wrong = await verify(fence("cpp", cpp("min_element")), stdio, { language: "cpp" });
+    assert.equal(wrong.reward, 2 / 3);
+    const bad = await verify(fence("cpp", "int main( { }"), stdio, { language: "cpp" });
+    assert.equal(bad.reward, 0);
+    assert.equal((bad.details as any).tests[0].status, "compile_error");
+  });
+
+  test("function calls: class Solution, APPS-wrapped outputs, LiveCodeBench lines", async () => {
+    const ref = { fn_name: "twoSum", inputs: [[[2, 7, 11, 15], 9], [[3, 2, 4], 6], [[3, 3], 6]], outputs: [[[0, 1]], [[1, 2]], [[0, 1]]] };
+    const sol = "class Solution:\n    def twoSum(self, nums, target):\n        seen = {}\n        for i, x in enumerate(nums):\n            if target - x in seen:\n                return [seen[target - x], i]\n            seen[x] = i\n";
+    assert.equal((await verify(fence("python", sol), ref)).reward, 1);
+    const wrong = await verify(fence("python", sol.replace("[seen[target - x], i]", "[i, seen[target - x]]")), ref);
+    assert.equal(wrong.reward, 0);
+    assert.match(wrong.reason, /got \[1,0\], expected/);
+    const crash = await verify(fence("python", "def twoSum(nums, target):\n    return nums[100]"), ref);
+    assert.equal(crash.reward, 0);
+    assert.match(crash.reason, /IndexError/);
+    const slow = await verify(fence("python", "def twoSum(nums, target):\n    while True: pass"), ref, { scoring: "first_failure" });
+    assert.equal((slow.details as any).tests[0].status, "time_limit");
+    const lcb = { fn_name: "maxOf", tests: [{ input: "[1, 5, 3]", output: "5", testtype: "functional" }, { input: "[-2]", output: "-2", testtype: "functional" }] };
+    assert.equal((await verify(fence("python", "def maxOf(xs):\n    return max(xs)"), lcb)).reward, 1);
+    const missing = await verify(fence("python", "def other(xs): return 1"), lcb);
+    assert.equal(missing.reward, 0);
+    assert.match(missing.reason, /defines no function/);
+  });
+
+  test("assert scripts: HumanEval check(candidate) and MBPP test_list", async () => {
+    const he = { test: "METADATA = {}\n\ndef check(candidate):\n    assert candidate([1, 2, 3]) == 6\n    assert candidate([]) == 0\n    assert abs(candidate([0.5, 0.25]) - 0.75) < 1e-9\n", entry_point: "total" };
+    assert.equal((await verify(fence("python", "def total(xs):\n    return sum(xs)"), he)).reward, 1);
+    assert.equal((await verify(fence("python", "def total(xs):\n    return len(xs)"), he)).reward, 0);
+    const slow = await verify(fence("python", "def total(xs):\n    while True: pass"), he);
+    assert.equal((slow.details as any).tests[0].status, "time_limit");
+    const mbpp = { test_list: ["assert is_even(2) == True", "assert is_even(3) == False", "assert not is_even(5)"] };
+    assert.equal((await verify(fence("python", "def is_even(n):\n    return n % 2 == 0"), mbpp)).reward, 1);
+    const part = await verify(fence("python", "def is_even(n):\n    return n == 2"), mbpp);
+    assert.equal(part.reward, 1);
+    const wrong = await verify(fence("python", "def is_even(n):\n    return True"), mbpp);
+    assert.equal(wrong.reward, 1 / 3);
+    const crash = await verify(fence("python", "def is_even(n):\n    raise RuntimeError('no')"), mbpp);
+    assert.equal(crash.reward, 0);
+    assert.match(crash.reason, /RuntimeError/);
+  });
+
+  describe("reward hacks earn nothing", () => {
+    const mbpp = { test_list: ["assert add(1, 2) == 3", "assert add(2, 2) == 4"] };
+    const hacks: Record<string, string> = {
+      "sys.exit(0) before the asserts": "import sys\nsys.exit(0)\ndef add(a, b): return 0",
+      "os._exit(0) before the asserts": "import os\nos._exit(0)",
+      "os._exit(0) inside the call": "import os\ndef add(a, b):\n    os._exit(0)",
+      "an object whose __eq__ is always true": "class Any:\n    def __eq__(self, o): return True\n    def __ne__(self, o): return False\ndef add(a, b): return Any()",
+      "a subclass of int that equals everything": "class I(int):\n    def __eq__(self, o): return True\ndef add(a, b): return I(0)",
+      "patching builtins and AssertionError": "import builtins\nbuiltins.AssertionError = type('X', (Exception,), {})\nbuiltins.abs = lambda x: 0\ndef add(a, b): return 0",
+      "a wrapper that swallows exceptions": "import sys\nsys.excepthook = lambda *a: None\ndef add(a, b):\n    try:\n        raise SystemExit(0)\n    except BaseException:\n        return None",
+      "printing fake result records": "print('\\x1eASSAY:0 {\"t\": 0, \"end\": true}')\nprint('\\x1eASSAY:0 {\"t\": 1, \"end\": true}')\nimport os\nos._exit(0)",
+      "killing its parent": "import os, signal\ntry:\n    os.kill(os.getppid(), signal.SIGKILL)\nexcept Exception: pass\nos._exit(0)",
+    };
+    for (const [name, src] of Object.entries(hacks)) {
+      test(name, async () => {
+        const r = await verify(fence("python", src), mbpp);
+        assert.equal(r.reward, 0, `${name}: ${r.reason}`);
+      });
+    }
+    test("math functions patched before a truth assert", async () => {
+      const ref = { test_list: ["import math\nassert math.isclose(f(), 2.0)"] };
+      const r = await verify(fence("python", "import math\nmath.isclose = lambda *a, **k: True\ndef f(): return 1.0"), ref);
+      assert.equal(r.reward, 0, r.reason);
+    });
+    test("stdin/stdout: expected outputs are not in the sandbox to be read", async () => {
+      const src = "import os\nneedle = str(987654320 + 1)\nfound = []\nfor root, dirs, files in [w for top in ('/sandbox', '/tmp', '/etc', '/root', '/home', '/var', '/opt', '/srv', '/mnt') for w in os.walk(top)]:\n    for f in files:\n        try:\n            if needle in open(os.path.join(root, f), errors='ignore').read(): found.append(f)\n        except Exception: pass\nprint(needle if found else 'none')";
+      const r = await verify(fence("python", src), { inputs: [""], outputs: ["987654321"] }, { time_limit_ms: 5000 });
+      assert.equal(r.reward, 0, r.reason);
+    });
+    test("function calls: returning a fake object, exiting before returning", async () => {
+      const ref = { fn_name: "f", inputs: [[1]], outputs: [2] };
+      assert.equal((await verify(fence("python", "class A:\n    def __eq__(s, o): return True\ndef f(x): return A()"), ref)).reward, 0);
+      assert.equal((await verify(fence("python", "import sys\ndef f(x): sys.exit(0)"), ref)).reward, 0);
+    });
+  });
+});
+
+describe("JavaScript through the js backend (isolated-vm)", async () => {
+  const { openJs } = await import("../../sandbox/js/index.js");
+  const { CompositeSandbox } = await import("../../sandbox/index.js");
+  const js = (await openJs()).sandbox;
+  const sb = js ? new CompositeSandbox([js], "no Docker engine answers; install Docker or bubblewrap") : null;
+  const ctx = { deadline: Date.now() + 60_000, signal: new AbortController().signal, log: quiet, services: { sandbox: async () => sb } } as unknown as VerifyContext;
+  const ref = { inputs: ["2 3\n", "10 -4\n"], outputs: ["5\n", "6\n"] };
+  test("stdin/stdout, correct and wrong, and a loop that times out", { skip: js ? false : "isolated-vm unavailable" }, async () => {
+    const run = (src: string) => code.verify({ verifier: "code", response: "```js\n" + src + "\n```", reference: ref, options: { language: "javascript", time_limit_ms: 500 } }, ctx);
+    assert.equal((await run("const [a, b] = readline().split(' ').map(Number); console.log(a + b)")).reward, 1);
+    assert.equal((await run("const [a, b] = readline().split(' ').map(Number); console.log(a - b)")).reward, 0);
+    const loop = await run("while (true) {}");
+    assert.equal((loop.details as any).tests[0].status, "time_limit");
+  });
+  test("a language no backend runs is an error naming what to install", { skip: js ? false : "isolated-vm unavailable" }, async () => {
+    await assert.rejects(code.verify({ verifier: "code", response: "print(1)", reference: ref }, ctx), /install Docker or bubblewrap/);
+  });
+});

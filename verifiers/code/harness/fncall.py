@@ -1,0 +1,56 @@
+# Assay function-call harness (LeetCode / LiveCodeBench style). Runs inside the sandbox.
+# stdin: {"fn": name, "args": [...], "kwargs": {...}, "nonce": str}. The program is solution.py.
+# Prints one record line: <marker> {"ok": true, "result": <plain JSON>} or {"ok": false, "error": ...}.
+# The expected output never enters the sandbox: the server compares the result.
+import sys, os, json, math
+_write, _dumps, _type, _repr = os.write, json.dumps, type, repr
+_data = json.loads(sys.stdin.read())
+_marker = ("\x1eASSAY:" + _data.pop("nonce") + " ").encode()
+_PLAIN = (type(None), bool, int, float, str, list, tuple, dict)
+
+
+def _plain(x, depth=0):
+    t = _type(x)
+    if depth > 200:
+        raise ValueError("result nests too deeply")
+    if t is float:
+        return x if math.isfinite(x) else {"$float": _repr(x)}
+    if t in (type(None), bool, int, str):
+        return x
+    if t is list or t is tuple:
+        return [_plain(v, depth + 1) for v in x]
+    if t is set or t is frozenset:
+        return sorted((_plain(v, depth + 1) for v in x), key=_repr)
+    if t is dict:
+        return {str(k) if _type(k) is not str else k: _plain(v, depth + 1) for k, v in x.items()}
+    raise TypeError("returned a %s, not plain data (int, float, str, bool, None, list, tuple, dict, set)" % t.__name__)
+
+
+def _emit(rec):
+    _write(1, b"\n" + _marker + _dumps(rec).encode() + b"\n")
+
+
+try:
+    with open("solution.py", encoding="utf-8") as f:
+        _src = f.read()
+    _ns = {"__name__": "solution", "__builtins__": __builtins__}
+    sys.path.insert(0, os.getcwd())
+    exec(compile(_src, "solution.py", "exec"), _ns)
+    _fn_name = _data["fn"]
+    _fn = None
+    _sol = _ns.get("Solution")
+    if _sol is not None and _type(_sol) is type and hasattr(_sol, _fn_name):
+        _fn = getattr(_sol(), _fn_name)
+    elif callable(_ns.get(_fn_name)):
+        _fn = _ns[_fn_name]
+    if _fn is None:
+        _emit({"ok": False, "error": "NameError: the program defines no function or Solution method %r" % _fn_name})
+        os._exit(1)
+    _res = _fn(*_data.get("args", []), **_data.get("kwargs", {}))
+    _emit({"ok": True, "result": _plain(_res)})
+except BaseException as e:  # SystemExit too: a program that exits before returning has no result
+    try:
+        _emit({"ok": False, "error": ("%s: %s" % (_type(e).__name__, e))[:500]})
+    finally:
+        os._exit(1)
+os._exit(0)
