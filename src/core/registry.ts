@@ -94,6 +94,22 @@ export class Registry {
     return p;
   }
 
+  /**
+   * Starts every verifier's init now instead of on its first item (a worker pool takes a second
+   * or more to come up). Failures are logged and retried by the first item, as ensureInit does.
+   */
+  async warmUp(ctx: VerifierInitContext): Promise<void> {
+    await Promise.all(
+      [...this.entries.values()].map(async ({ verifier }) => {
+        try {
+          await this.ensureInit(verifier, ctx);
+        } catch (err) {
+          ctx.log.warn({ err, verifier: verifier.name }, `verifier ${verifier.name}: init failed; the first item will retry it`);
+        }
+      }),
+    );
+  }
+
   async close(): Promise<void> {
     await Promise.allSettled([...this.entries.values()].map((e) => e.verifier.close?.()));
   }

@@ -40,6 +40,8 @@ export async function startServer(config: Config = loadConfig(), log: Logger = s
   log.info({ url, verifiers: registry.names() }, `assay listening on ${url}`);
   // Pick the sandbox now, so the log says at start-up which backend runs code (or why none).
   if (config.sandbox !== "none") services.sandbox().catch(() => {});
+  // Start verifiers' pools now, so the first items of a training run do not wait for them.
+  void registry.warmUp({ log, services });
   let closing: Promise<void> | undefined;
   return {
     ...handle,
