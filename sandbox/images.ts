@@ -99,8 +99,21 @@ async function imageExists(tag: string): Promise<boolean> {
   }
 }
 
+/**
+ * Whether `sandbox build` may try the recipe's registry image first. ASSAY_SANDBOX_PULL=0 skips
+ * the attempt entirely: CI sets it, so a build on a host without registry access never reaches
+ * for one and goes straight to Debian packages.
+ */
+export function pullAllowed(env = process.env): boolean {
+  return env.ASSAY_SANDBOX_PULL !== "0";
+}
+
 async function buildFromRegistry(r: Recipe, tag: string, log: Log): Promise<boolean> {
   if (!r.registry) return false;
+  if (!pullAllowed()) {
+    log(`${r.name}: ASSAY_SANDBOX_PULL=0, so no registry pull; building from Debian packages`);
+    return false;
+  }
   try {
     log(`${r.name}: pulling ${r.registry}`);
     // A registry that does not answer must not hang the build: give up after two minutes.
