@@ -1,5 +1,6 @@
 /** Shared bench helpers: start a server in its own process, drive it with autocannon. */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { availableParallelism } from "node:os";
 import { createServer } from "node:net";
 import { existsSync, openSync } from "node:fs";
 import autocannon from "autocannon";
@@ -15,11 +16,31 @@ export async function freePort(): Promise<number> {
   });
 }
 
+let pinned: { server: string } | null | undefined;
+function pinning(): { server: string } | null {
+  if (pinned !== undefined) return pinned;
+  const cores = availableParallelism();
+  pinned = null;
+  if (cores >= 2 && process.env.ASSAY_BENCH_PIN !== "0" && spawnSync("taskset", ["-V"]).status === 0) {
+    spawnSync("taskset", ["-apc", `0-${cores - 2}`, String(process.pid)]);
+    pinned = { server: String(cores - 1) };
+  }
+  return pinned;
+}
+
 /** Runs `node args...` with ASSAY_PORT set, output to /dev/null, and waits for /healthz. */
-export async function startServer(args: string[], env: Record<string, string> = {}): Promise<{ port: number; url: string; child: ChildProcess }> {
+export async function startServer(
+  args: string[],
+  env: Record<string, string> = {},
+  opts: { pin?: boolean } = {},
+): Promise<{ port: number; url: string; child: ChildProcess }> {
   const port = await freePort();
   const out = openSync("/dev/null", "w");
-  const child = spawn(process.execPath, args, {
+  // With opts.pin, on two or more cores, the server under test gets the last core to itself and
+  // this process (the load generator) is kept off it, so the two do not trade one core back and
+  // forth and a baseline server and Assay are measured alike. ASSAY_BENCH_PIN=0 turns this off.
+  const pin = opts.pin ? pinning() : null;
+  const child = spawn(pin ? "taskset" : process.execPath, pin ? ["-c", pin.server, process.execPath, ...args] : args, {
     cwd: root,
     env: { ...process.env, ASSAY_PORT: String(port), ASSAY_LOG_LEVEL: "info", ...env },
     stdio: ["ignore", out, "inherit"],
@@ -40,9 +61,9 @@ export async function startServer(args: string[], env: Record<string, string> = 
 }
 
 /** The compiled Assay server, as `npm run serve` runs it. */
-export function startAssay(env: Record<string, string> = {}) {
+export function startAssay(env: Record<string, string> = {}, opts: { pin?: boolean } = {}) {
   if (!existsSync(root + "dist/src/cli/main.js")) throw new Error("run `npm run build` first: benchmarks measure the compiled server");
-  return startServer(["dist/src/cli/main.js", "serve"], env);
+  return startServer(["dist/src/cli/main.js", "serve"], env, opts);
 }
 
 export interface Load {
