@@ -26,7 +26,19 @@ def kill_leftovers():
     to that uid, so kill(-1) reaches exactly the program's processes and never the runner."""
     if not SWEEP:
         return False
-    pid = os.fork()
+    # The program's killed processes are zombies of ours (we are the container's pid 1) until
+    # reaped, and they still count against the pids limit: a fork bomb leaves the cgroup full,
+    # so reap first and retry a fork that fails with EAGAIN. If none succeeds, report leftovers:
+    # the container is then recycled, and the run keeps the status it earned.
+    for attempt in range(50):
+        reap_all()
+        try:
+            pid = os.fork()
+            break
+        except BlockingIOError:
+            time.sleep(0.02)
+    else:
+        return True
     if pid == 0:
         found = 0
         try:
