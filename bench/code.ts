@@ -99,7 +99,9 @@ async function main() {
   (d.sandbox as any).warm("python");
   const sbRun = (sb: Sandbox) => async () => {
     const r = await sb.run({ language: "python", code: PROGRAM, stdin: STDIN, limits: { wallMs: 30_000, cpuMs: 10_000 } });
-    if (r.status !== "finished") throw new Error(`${sb.name}: ${r.status} ${r.message ?? ""} ${r.stderr}`);
+    if (r.status !== "finished" || r.exitCode !== 0) {
+      throw new Error(`${sb.name}: ${r.status} exit ${r.exitCode} ${r.message ?? ""} ${r.stderr.slice(-500)}`);
+    }
     return r.stdout;
   };
   ways.push({ name: `(c) assay docker (pool ${pool})`, run: sbRun(d.sandbox), counts: big, close: () => d.sandbox!.close() });

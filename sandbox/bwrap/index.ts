@@ -45,11 +45,25 @@ function removeStaleScratch(): void {
 }
 
 /**
- * bwrap itself failed before starting the program: it reports the program's pid on its JSON
- * status fd only once the sandbox is set up, so output the program writes cannot fake this.
+ * Written to stderr by a shell inside the sandbox just before it execs the program. bwrap
+ * reports "child-pid" on its status fd once its own pid 1 exists, but that pid 1 still has to
+ * fork the program, and under load that fork can fail ("bwrap: Can't fork for pid 1: Resource
+ * temporarily unavailable", exit 1): the program never ran, and scoring that as its failure
+ * would give reward 0 for our fault. The marker comes first on stderr and is written before the
+ * program exists, so a program can neither remove it nor gain anything by printing it.
  */
-function isSetupFailure(r: CappedResult): boolean {
-  return !r.killedBy && !r.spawnError && !/"child-pid"/.test(r.fd3 ?? "");
+export const EXEC_MARK = "\u001eassay-exec\u001e";
+const EXEC_SHIM = ["/bin/sh", "-c", 'printf "\\036assay-exec\\036" >&2 && exec "$@"', "sh"];
+
+/** bwrap itself failed before starting the program: no child-pid, or no exec marker. */
+export function isSetupFailure(r: CappedResult): boolean {
+  if (r.killedBy || r.spawnError) return false;
+  return !/"child-pid"/.test(r.fd3 ?? "") || !r.stderr.startsWith(EXEC_MARK);
+}
+
+/** The program's own stderr: without the exec marker. */
+function programStderr(r: CappedResult): CappedResult {
+  return r.stderr.startsWith(EXEC_MARK) ? { ...r, stderr: r.stderr.slice(EXEC_MARK.length) } : r;
 }
 
 export class BwrapSandbox implements Sandbox {
@@ -126,6 +140,7 @@ export class BwrapSandbox implements Sandbox {
       "--uid", "65534", "--gid", "65534",
       "--json-status-fd", "3",
       "--",
+      ...EXEC_SHIM,
     ];
     // Join the slot's cgroups first (a shell that moves itself, then execs), so every process of
     // the run is inside before the program starts.
@@ -166,9 +181,10 @@ export class BwrapSandbox implements Sandbox {
           chmodSync(target, 0o755);
           compile = { status: "finished", stdout: "", stderr: "", wallMs: 0 };
         } else {
-          const c = await this.exec(slot, rootfs, dir, job.compile.argv, job.compile.limits, "", req.signal);
-          if (c.spawnError) return sandboxError(`cannot start bwrap: ${c.spawnError}`);
-          if (isSetupFailure(c)) return sandboxError(`bwrap failed: ${c.stderr.trim().slice(0, 300)}`);
+          const raw = await this.exec(slot, rootfs, dir, job.compile.argv, job.compile.limits, "", req.signal);
+          if (raw.spawnError) return sandboxError(`cannot start bwrap: ${raw.spawnError}`);
+          if (isSetupFailure(raw)) return sandboxError(`bwrap failed: ${raw.stderr.trim().slice(0, 300)}`);
+          const c = programStderr(raw);
           const ok = !c.killedBy && c.exitCode === 0 && existsSync(target);
           compile = { status: ok ? "finished" : c.killedBy === "time_limit" ? "time_limit" : "compile_error", stdout: c.stdout, stderr: c.stderr, wallMs: c.wallMs };
           if (!ok) {
@@ -190,8 +206,9 @@ export class BwrapSandbox implements Sandbox {
       // bwrap reports a child killed by a signal as 128+signal.
       const sig = r.signal ?? signalOfExit(r.exitCode);
       if (isSetupFailure(r)) return sandboxError(`bwrap failed: ${r.stderr.trim().slice(0, 300)}`, r.wallMs);
+      const stderr = programStderr(r).stderr;
       let status: RunStatus;
-      const tail = r.stderr.slice(-2000);
+      const tail = stderr.slice(-2000);
       if (r.killedBy) status = r.killedBy;
       else if (sig === "SIGXCPU") status = "time_limit";
       else if (typeof this.cgroups !== "string" && this.cgroups.oomKills(slot) > ooms) status = "memory_limit";
@@ -204,7 +221,7 @@ export class BwrapSandbox implements Sandbox {
         exitCode: sig ? null : r.exitCode,
         signal: sig,
         stdout: r.stdout,
-        stderr: r.stderr,
+        stderr,
         truncated: r.truncated,
         wallMs: r.wallMs,
         cpuMs: null,
