@@ -4,14 +4,10 @@
  */
 import { spawn } from "node:child_process";
 import { constants } from "node:os";
+import type { RunOutcome } from "./types.js";
 
-export interface CappedResult {
-  exitCode: number | null;
-  signal: string | null;
-  stdout: string;
-  stderr: string;
-  truncated: boolean;
-  wallMs: number;
+/** A process run with a wall timer and capped output: the raw half of a RunOutcome. */
+export interface CappedResult extends Pick<RunOutcome, "exitCode" | "signal" | "stdout" | "stderr" | "truncated" | "wallMs"> {
   killedBy: "time_limit" | "output_limit" | "aborted" | null;
   spawnError?: string;
   /** What the process wrote on fd 3 (with `fd3: true`). */
