@@ -304,7 +304,8 @@ export function compareScalars(g: Expr, p: Expr, o: CompareOptions): Verdict {
   if (vars.length === 0) {
     const a = evalFloat(g, new Map()), b = evalFloat(p, new Map());
     if (!Number.isFinite(a) || !Number.isFinite(b)) {
-      if (a === b && !Number.isNaN(a)) return yes("numeric");
+      // Two floats that are both Infinity say nothing: 1/0, 10^{400} and e^{1001} overflow to the
+      // same Infinity as \infty. Only a symbolic check may call such values equal.
       if (canonical()) return yes("symbolic");
       // complex or unknown to our evaluator (e^{i\pi}): ask compute-engine
       if (size(g) + size(p) < SYMBOLIC_MAX_SIZE && symbolicZero(g, p)) return yes("symbolic");
@@ -326,7 +327,7 @@ export function compareScalars(g: Expr, p: Expr, o: CompareOptions): Verdict {
     const env = new Map(vars.map((v) => [v, point(rnd)]));
     const a = evalFloat(g, env), b = evalFloat(p, env);
     if (Number.isNaN(a) || Number.isNaN(b)) continue;
-    if (!Number.isFinite(a) || !Number.isFinite(b)) { if (a === b) ok++; continue; }
+    if (!Number.isFinite(a) || !Number.isFinite(b)) continue; // overflow or a pole: no evidence either way
     if (!close(a, b, tol)) return no("numeric", "differs at a sample point");
     ok++;
   }

@@ -332,6 +332,9 @@ const traps: Row[] = [
   ["\\boxed{1 \\pm i}", "1+i, 1-i", 1], ["\\boxed{7}", ["7", "seven"], 1], ["\\boxed{seven}", ["7", "seven"], 1],
   ["I think it's 5. Actually no, it's 6.", "6", 1], ["I think it's 5. Actually no, it's 6.", "5", 0],
   ["\\boxed{0}", "0.0", 1], ["\\boxed{-0}", "0", 1], ["\\boxed{1000}", "10^3", 1], ["\\boxed{1e3}", "1000", 1],
+  // values that overflow a float, or divide by zero, are not infinity and not each other
+  ["\\boxed{\\frac{1}{0}}", "\\infty", 0], ["\\boxed{10^{400}}", "\\infty", 0], ["\\boxed{e^{1001}}", "e^{1000}", 0],
+  ["\\boxed{e^{1000}}", "e^{1000}", 1], ["\\boxed{e^{1000x}}", "e^{1001x}", 0],
 ];
 
 describe("traps and corner cases", () => {
