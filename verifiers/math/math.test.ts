@@ -335,6 +335,9 @@ const traps: Row[] = [
   // values that overflow a float, or divide by zero, are not infinity and not each other
   ["\\boxed{\\frac{1}{0}}", "\\infty", 0], ["\\boxed{10^{400}}", "\\infty", 0], ["\\boxed{e^{1001}}", "e^{1000}", 0],
   ["\\boxed{e^{1000}}", "e^{1000}", 1], ["\\boxed{e^{1000x}}", "e^{1001x}", 0],
+  // the empty set and the real line, in their usual spellings
+  ["\\boxed{\\emptyset}", "\\{\\}", 1], ["\\boxed{\\varnothing}", "\\emptyset", 1], ["\\boxed{∅}", "\\emptyset", 1], ["\\boxed{\\emptyset}", "\\{0\\}", 0],
+  ["\\boxed{\\mathbb{R}}", "(-\\infty,\\infty)", 1], ["\\boxed{ℝ}", "(-\\infty, \\infty)", 1], ["\\boxed{\\mathbb{R}}", "(0,\\infty)", 0],
 ];
 
 describe("traps and corner cases", () => {

@@ -9,7 +9,7 @@ const UNICODE: [RegExp, string][] = [
   [/≠/g, "\\ne "], [/π/g, "\\pi "], [/∞/g, "\\infty "], [/√/g, "\\sqrt "], [/±/g, "\\pm "], [/∪/g, "\\cup "],
   [/∈/g, "\\in "], [/θ/g, "\\theta "], [/α/g, "\\alpha "], [/β/g, "\\beta "], [/°/g, "^\\circ "],
   [/²/g, "^2"], [/³/g, "^3"], [/½/g, "\\frac{1}{2}"], [/¼/g, "\\frac{1}{4}"], [/¾/g, "\\frac{3}{4}"],
-  [/\u00a0/g, " "], [/⁄/g, "/"],
+  [/\u00a0/g, " "], [/⁄/g, "/"], [/∅/g, "\\emptyset "]
 ];
 
 /** Unit words stripped after a number (kept short: a unit is never the answer). */
@@ -49,7 +49,8 @@ function unwrapCommand(s: string, cmd: RegExp): string {
 }
 
 export function normalizeLatex(input: string, plain: boolean): string {
-  let s = input.normalize("NFKC");
+  // ℝ first: NFKC would turn it into a plain R, a variable
+  let s = input.replace(/ℝ/g, "\\mathbb{R}").normalize("NFKC");
   for (const [re, to] of UNICODE) s = s.replace(re, to);
   s = s.replace(/\\\$|\$/g, " ");
   // display wrappers and styling
@@ -62,6 +63,9 @@ export function normalizeLatex(input: string, plain: boolean): string {
   s = s.replace(/(?<!\\)\\(?:q?quad|[,;:! ]|enspace|thinspace)/g, " ").replace(/~/g, " ");
   s = s.replace(/\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|\\degree/g, "");
   s = s.replace(UNIT_TEXT_RE, "");
+  // the empty set, and the whole real line as an interval (not ℝ^n or ℝ_+)
+  s = s.replace(/\\(?:emptyset|varnothing)(?![a-zA-Z])/g, "\\{\\}");
+  s = s.replace(/\\mathbb\s*\{\s*R\s*\}(?!\s*[\^_])/g, "(-\\infty,\\infty)");
   s = unwrapCommand(s, /\\(?:text|textnormal|textrm|textit|textbf|textsf|mbox|mathrm|mathbf|mathit|mathsf|mathbb|mathcal|boldsymbol|bm|operatorname|hbox)\s*\{/g);
   s = s.replace(/\\%|%/g, " ").replace(/\b(?:percent(?:age)?|pct)\b/gi, " ");
   // thousands separators: 14{,}916, 11,\!111, 1\,000 (a comma followed by no space and 3 digits)
