@@ -41,6 +41,6 @@ export async function testApp(env: Record<string, string> = {}, extra: Verifier[
   const registry = new Registry();
   for (const v of await discoverVerifiers()) registry.register(v);
   for (const v of extra) registry.register(v);
-  const services = createServices({ sandbox: "none", log: quiet });
+  const services = createServices({ sandbox: "none", log: quiet, workers: config.workers });
   return { ...createApp({ config, registry, services, log: quiet }), config, registry };
 }

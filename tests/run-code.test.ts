@@ -67,7 +67,7 @@ describe("POST /run_code in the docker sandbox", { skip: opened.skip }, async ()
   const js = (await openJs()).sandbox;
   const sb: Sandbox = js && opened.sandbox ? new CompositeSandbox([opened.sandbox, js]) : (opened.sandbox as Sandbox);
   after(() => sb?.close());
-  const { app } = createApp({ config: loadConfig({ ASSAY_LOG_LEVEL: "silent" }), registry: new Registry(), services: { sandbox: async () => sb }, log: quiet });
+  const { app } = createApp({ config: loadConfig({ ASSAY_LOG_LEVEL: "silent" }), registry: new Registry(), services: { sandbox: async () => sb, workers: 1 }, log: quiet });
   const run = async (body: Record<string, unknown>) => {
     const res = await request(app).post("/run_code").send(body).expect(200);
     assert.equal(check("RunCodeResponse", res.body), null, JSON.stringify(res.body));

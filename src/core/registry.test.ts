@@ -6,7 +6,7 @@ import type { Verifier, VerifierInitContext } from "./types.js";
 
 const ctx: VerifierInitContext = {
   log: pino({ level: "silent" }),
-  services: { sandbox: () => Promise.reject(new Error("no sandbox in this test")) },
+  services: { sandbox: () => Promise.reject(new Error("no sandbox in this test")), workers: 1 },
 };
 
 function verifier(name: string, init: () => Promise<void>): Verifier {

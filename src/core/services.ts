@@ -1,4 +1,5 @@
 /** The process-wide shared services handed to verifiers (and to compat endpoints). */
+import { availableParallelism } from "node:os";
 import type { Logger } from "pino";
 import type { Services } from "./types.js";
 import { MachineryError } from "./types.js";
@@ -9,9 +10,10 @@ export interface ServiceHandle extends Services {
   close(): Promise<void>;
 }
 
-export function createServices(opts: { sandbox: string; log: Logger }): ServiceHandle {
+export function createServices(opts: { sandbox: string; log: Logger; workers?: number }): ServiceHandle {
   let sandboxP: Promise<Sandbox> | undefined;
   return {
+    workers: opts.workers || availableParallelism(),
     sandbox() {
       sandboxP ??= selectSandbox(opts.sandbox).then(({ sandbox, note }) => {
         opts.log.info({ sandbox: sandbox?.name ?? null }, `sandbox: ${note}`);

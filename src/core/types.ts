@@ -49,6 +49,8 @@ export type Outcome =
 export interface Services {
   /** Resolves the configured sandbox backend; rejects with MachineryError when none answers. */
   sandbox(): Promise<Sandbox>;
+  /** Threads for CPU-heavy verifiers' worker pools (ASSAY_WORKERS, with 0 resolved to the cores). */
+  readonly workers: number;
 }
 
 export interface VerifyContext {

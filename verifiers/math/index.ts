@@ -6,15 +6,15 @@
  */
 import { MachineryError, type Verifier, type VerifierInitContext } from "../../src/core/types.js";
 import type { MathOptions } from "./grade.js";
-import { MathPool, workersFromEnv } from "./pool.js";
+import { MathPool } from "./pool.js";
 import { quickGrade } from "./answer.js";
 
 let pool: MathPool | null = null;
 let starting: Promise<MathPool> | null = null;
 
-async function getPool(threads?: number): Promise<MathPool> {
+async function getPool(threads: number): Promise<MathPool> {
   if (pool) return pool;
-  starting ??= Promise.resolve().then(() => (pool = new MathPool(threads ?? workersFromEnv())));
+  starting ??= Promise.resolve().then(() => (pool = new MathPool(threads)));
   return starting;
 }
 
@@ -45,7 +45,7 @@ export const math: Verifier<string | string[], MathOptions> = {
     },
   },
   async init(ctx: VerifierInitContext) {
-    const p = await getPool();
+    const p = await getPool(ctx.services.workers);
     await p.ready();
     ctx.log.info({ threads: p.threads }, "math worker pool started");
   },
@@ -61,7 +61,7 @@ export const math: Verifier<string | string[], MathOptions> = {
     // graded here, in ~20 µs, bounded by its length cap; everything else goes to a worker.
     const quick = quickGrade(item.response, item.reference ?? "", item.options ?? {});
     if (quick) return quick;
-    const p = await getPool();
+    const p = await getPool(ctx.services.workers);
     // The worker is killed only at the item's hard deadline. A request that goes away earlier
     // stops our wait but leaves the worker to finish (a task takes milliseconds): killing it
     // would cost a ~1 s restart per thread, which a disconnecting client could repeat at will.

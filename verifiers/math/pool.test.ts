@@ -4,7 +4,6 @@
  * recovery afterwards. Uses a test-only hook (ASSAY_MATH_TEST_HOOKS=1) that makes a worker spin
  * forever: a pathological input no cap catches, without depending on which inputs are slow today.
  */
-process.env.ASSAY_WORKERS = "2";
 process.env.ASSAY_MATH_TEST_HOOKS = "1";
 
 import { test, before, after } from "node:test";
@@ -27,7 +26,7 @@ async function post(path: string, body: unknown) {
 }
 
 before(async () => {
-  const { app, registry } = await testApp();
+  const { app, registry } = await testApp({ ASSAY_WORKERS: "2" });
   server = await new Promise<Server>((resolve) => {
     const s = app.listen(0, "127.0.0.1", () => resolve(s));
   });
@@ -112,7 +111,7 @@ test("a request that goes away stops the wait but does not kill a worker", async
   await post("/reward", { verifier: "math", response: "\\boxed{1}", reference: "1" }); // pool up
   const before = mathPoolStats()!.threadIds;
   const ac = new AbortController();
-  const ctx = { deadline: Date.now() + 5000, signal: ac.signal, log: quiet, services: {} } as unknown as VerifyContext;
+  const ctx = { deadline: Date.now() + 5000, signal: ac.signal, log: quiet, services: { workers: 2 } } as unknown as VerifyContext;
   const pending = math.verify({ verifier: "math", response: "\\boxed{x^2+2x+1}", reference: "(x+1)^2" }, ctx);
   ac.abort(new Error("client went away"));
   await assert.rejects(pending, /aborted/);

@@ -3,7 +3,6 @@
  * that outlives its deadline is aborted, which terminates its worker (piscina starts another).
  */
 import { Piscina } from "piscina";
-import { availableParallelism } from "node:os";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Task } from "./worker.js";
@@ -16,14 +15,6 @@ export function workerFile(): string {
   const file = self.replace(/pool\.(ts|js)$/, `worker${ext}`);
   if (!existsSync(file)) throw new Error(`math worker not found at ${file}`);
   return file;
-}
-
-/** ASSAY_WORKERS: threads for CPU-heavy verifiers, 0 or unset = one per core. */
-export function workersFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.ASSAY_WORKERS;
-  const n = raw === undefined || raw === "" ? 0 : Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`ASSAY_WORKERS=${JSON.stringify(raw)} is not an integer >= 0`);
-  return n === 0 ? availableParallelism() : n;
 }
 
 export class MathPool {
