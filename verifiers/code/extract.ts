@@ -1,5 +1,6 @@
 /** Finds the program in a completion: the last fenced block of the language, else the whole text. */
 import { canonicalLanguage } from "../../sandbox/languages.js";
+import { afterThink } from "../../src/core/completion.js";
 
 export type ExtractMode = "last_block" | "first_block" | "full";
 
@@ -11,8 +12,7 @@ export interface Extracted {
 }
 
 export function extractProgram(response: string, language: string, mode: ExtractMode = "last_block"): Extracted {
-  const i = response.lastIndexOf("</think>");
-  const text = i >= 0 ? response.slice(i + "</think>".length) : response;
+  const text = afterThink(response);
   if (mode === "full") return { code: text, via: "whole text" };
   const want = canonicalLanguage(language) ?? language;
   const blocks: { lang: string; body: string }[] = [];

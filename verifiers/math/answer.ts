@@ -4,7 +4,7 @@
  * event loop (~20 µs) than a round trip to a worker. It imports no parser, so the server's
  * main thread never loads compute-engine or mathjs.
  */
-import { extractAnswer, afterThink, DEFAULT_PRIORITY, type Extracted, type Source } from "./extract.js";
+import { extractAnswer, answerPart, DEFAULT_PRIORITY, type Extracted, type Source } from "./extract.js";
 import { normalizeLatex } from "./normalize.js";
 import type { Method } from "./compare.js";
 import * as R from "./rational.js";
@@ -41,7 +41,7 @@ export interface Graded {
  * a tail could cut a `\boxed{` off its content and misread the answer.
  */
 export function findAnswer(response: string, o: MathOptions): Extracted | null {
-  const body = o.strip_think === false ? response : afterThink(response);
+  const body = o.strip_think === false ? response : answerPart(response);
   return extractAnswer(body, { priority: o.extract ?? DEFAULT_PRIORITY, stripThink: false });
 }
 

@@ -9,6 +9,7 @@
  * - `plain`: the whole text when it is a bare expression, else its last number.
  * Inside an R1-style `<answer>…</answer>`, only the last tag's content is searched.
  */
+import { afterThink } from "../../src/core/completion.js";
 
 export type Source = "boxed" | "phrase" | "latex" | "plain";
 export const DEFAULT_PRIORITY: Source[] = ["boxed", "phrase", "latex", "plain"];
@@ -24,9 +25,8 @@ export interface Extracted {
  * Text after the last `</think>`, or all of it when there is none. A `<think>` that is never
  * closed (a truncated completion) leaves no answer: the text is all reasoning.
  */
-export function afterThink(s: string): string {
-  const i = s.lastIndexOf("</think>");
-  if (i >= 0) return s.slice(i + 8);
+export function answerPart(s: string): string {
+  if (s.includes("</think>")) return afterThink(s);
   return s.includes("<think>") ? "" : s;
 }
 
@@ -211,7 +211,7 @@ export interface ExtractOptions {
 
 /** The final answer of `text`, or null when none of the sources finds one. */
 export function extractAnswer(text: string, o: ExtractOptions = {}): Extracted | null {
-  let s = o.stripThink === false ? text : afterThink(text);
+  let s = o.stripThink === false ? text : answerPart(text);
   // an R1-style <answer>…</answer> holds the answer: search inside the last one
   const tag = s.lastIndexOf("<answer>");
   if (tag >= 0) {

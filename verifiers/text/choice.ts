@@ -4,7 +4,8 @@
  * reference letter. A completion that commits to several options earns nothing.
  */
 import type { Verifier } from "../../src/core/types.js";
-import { afterThink, asList, lastBoxed } from "./normalize.js";
+import { afterThink } from "../../src/core/completion.js";
+import { asList, lastBoxed } from "./normalize.js";
 
 export interface ChoiceOptions {
   /** How many options the question has (A, B, ...); letters past it are not options. Default 26. */

@@ -1,6 +1,7 @@
 /** exact: the (normalised) answer equals the reference, or one of a list of references. */
 import type { Verifier } from "../../src/core/types.js";
-import { afterThink, asList, lastBoxed, normalize } from "./normalize.js";
+import { afterThink } from "../../src/core/completion.js";
+import { asList, lastBoxed, normalize } from "./normalize.js";
 
 export interface ExactOptions {
   case_sensitive?: boolean;

@@ -18,13 +18,6 @@ export function normalize(s: string, o: NormalizeOptions = {}): string {
   return t;
 }
 
-/** Text after the last `</think>` (reasoning models), or all of it when there is none. */
-export function afterThink(s: string, tag = "think"): string {
-  const close = `</${tag}>`;
-  const i = s.lastIndexOf(close);
-  return i < 0 ? s : s.slice(i + close.length);
-}
-
 /** Content of the last `\boxed{...}` or `\fbox{...}` with balanced braces, or null. */
 export function lastBoxed(s: string): string | null {
   const re = /\\(?:boxed|fbox)\s*\{/g;

@@ -5,7 +5,7 @@
  */
 import { RE2JS } from "re2js";
 import { InvalidItemError, type Verifier } from "../../src/core/types.js";
-import { afterThink } from "./normalize.js";
+import { afterThink } from "../../src/core/completion.js";
 
 export interface RegexOptions {
   /** "search": the pattern matches somewhere (default); "full": it matches the whole answer. */
