@@ -12,7 +12,8 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, renameSync, chownSync, writeFileSync, copyFileSync, mkdtempSync, chmodSync, readdirSync } from "node:fs";
 import { join, dirname, normalize } from "node:path";
 import { tmpdir } from "node:os";
-import type { RunOutcome, RunRequest, RunStatus, Sandbox, RunLimits } from "../types.js";
+import type { RunOutcome, RunRequest, RunStatus, Sandbox, RunLimits, SandboxLoad } from "../types.js";
+import { Ledger } from "../load.js";
 import { LANGUAGES } from "../languages.js";
 import { hasPython, recipeFor, rootfsDir } from "../images.js";
 import type { SandboxConfig } from "../../src/core/config.js";
@@ -77,10 +78,13 @@ export class BwrapSandbox implements Sandbox {
   private readonly root = process.getuid?.() === 0;
   /** Per-slot memory and pids cgroups, or why there are none (rlimits only). */
   readonly cgroups: SlotCgroups | string;
+  /** The runs queued for and running in the slots (admission reads its backlog). */
+  private readonly ledger: Ledger;
 
   constructor(private readonly rootfs: Record<string, string>, private readonly opts: BwrapOptions) {
     this.languages = Object.keys(LANGUAGES).filter((l) => rootfs[LANGUAGES[l].image]);
     for (let i = 0; i < opts.slots; i++) this.free.push(i);
+    this.ledger = new Ledger(opts.slots);
     removeStaleScratch();
     this.base = mkdtempSync(join(tmpdir(), `assay-bwrap-${process.pid}-`));
     chmodSync(this.base, 0o711);
@@ -190,11 +194,15 @@ export class BwrapSandbox implements Sandbox {
     const job = makeJob(req, spec, limits);
     let slot: number;
     const t0 = performance.now();
+    const ticket = this.ledger.enter(limits.wallMs + (job.compile?.limits.wallMs ?? 0));
     try {
-      slot = await this.acquire(req.startBy);
+      const waiting = this.acquire(req.startBy);
+      slot = await (req.queued ? req.queued(waiting) : waiting);
     } catch (e) {
+      ticket.end(false);
       return notStarted((e as Error).message, performance.now() - t0);
     }
+    ticket.start();
     let dir = "";
     try {
       dir = this.scratch(slot);
@@ -229,6 +237,7 @@ export class BwrapSandbox implements Sandbox {
     } finally {
       // The slot is free at once; its old scratch goes in the background, and nothing it holds
       // (a 3000-deep tree, read-only directories) can throw here or block the event loop.
+      ticket.end();
       this.release(slot);
       if (dir) void removeTree(dir);
     }
@@ -286,6 +295,10 @@ export class BwrapSandbox implements Sandbox {
     if (sig === "SIGKILL") return "memory_limit";
     if (sig) return "runtime_error";
     return "finished";
+  }
+
+  load(): SandboxLoad {
+    return this.ledger.load();
   }
 
   async close(): Promise<void> {

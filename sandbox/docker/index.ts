@@ -7,7 +7,7 @@
  */
 import Docker from "dockerode";
 import { hostname } from "node:os";
-import type { RunOutcome, RunRequest, Sandbox } from "../types.js";
+import type { RunOutcome, RunRequest, Sandbox, SandboxLoad } from "../types.js";
 import { imageTag, recipeFor } from "../images.js";
 import { LANGUAGES } from "../languages.js";
 import { limitsOf, makeJob, notStarted, NotStartedError, outcomeOf, sandboxError, specOf } from "../job.js";
@@ -54,13 +54,17 @@ export class DockerSandbox implements Sandbox {
     const limits = limitsOf(req, { memoryMb: this.opts.memoryMb, pids: this.opts.pids });
     const job = makeJob(req, spec, limits);
     const pool = this.pool(tag);
+    const ticket = pool.ledger.enter(limits.wallMs + (job.compile?.limits.wallMs ?? 0));
     let w: Worker;
     try {
-      w = await pool.acquire(req.signal, req.startBy);
+      const waiting = pool.acquire(req.signal, req.startBy);
+      w = await (req.queued ? req.queued(waiting) : waiting);
     } catch (e) {
+      ticket.end(false);
       if (e instanceof NotStartedError) return notStarted(e.message, performance.now() - t0);
       return sandboxError(`no sandbox container: ${(e as Error).message}`, performance.now() - t0);
     }
+    ticket.start();
     const budget = limits.wallMs + (job.compile?.limits.wallMs ?? 0) + 10_000;
     let onAbort: (() => void) | undefined;
     try {
@@ -84,8 +88,19 @@ export class DockerSandbox implements Sandbox {
       }
       return sandboxError(`sandbox container failed: ${(e as Error).message}`, performance.now() - t0);
     } finally {
+      ticket.end();
       if (onAbort) req.signal?.removeEventListener("abort", onAbort);
     }
+  }
+
+  /** The busiest pool's backlog (a new request's language is not known ahead). */
+  load(): SandboxLoad {
+    let worst: SandboxLoad = { slots: this.opts.poolSize, running: 0, queued: 0, waitMs: 0 };
+    for (const p of this.pools.values()) {
+      const l = p.ledger.load();
+      if (l.waitMs > worst.waitMs || (l.waitMs === worst.waitMs && l.running + l.queued > worst.running + worst.queued)) worst = l;
+    }
+    return worst;
   }
 
   async close(): Promise<void> {

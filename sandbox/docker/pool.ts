@@ -2,6 +2,7 @@
 import type Docker from "dockerode";
 import { Worker, type DockerOptions } from "./worker.js";
 import { NotStartedError } from "../job.js";
+import { Ledger } from "../load.js";
 
 /** Warm containers of one image. */
 export class Pool {
@@ -11,8 +12,12 @@ export class Pool {
   private closed = false;
   private lastError: Error | null = null;
   recycled = 0;
+  /** The runs queued for and running in this pool's containers (admission reads its backlog). */
+  readonly ledger: Ledger;
 
-  constructor(private readonly docker: Docker, readonly image: string, private readonly opts: DockerOptions) {}
+  constructor(private readonly docker: Docker, readonly image: string, private readonly opts: DockerOptions) {
+    this.ledger = new Ledger(opts.poolSize);
+  }
 
   /** Starts containers until the pool is full. */
   fill(): void {

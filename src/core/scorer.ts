@@ -93,19 +93,39 @@ export class Scorer {
   private async runVerifier(verifier: AnyVerifier, item: VerifyItem, deadlineMs: number, outer: AbortSignal | undefined, depth: number): Promise<Outcome> {
     const stop = new Stopper(deadlineMs, outer);
     const { log, services, registry } = this.opts;
-    const deadline = Date.now() + deadlineMs;
-    const scorePart = (part: PartItem) => this.scorePart(part, deadline, stop.signal(), depth + 1);
+    const scorePart = (part: PartItem) => this.scorePart(part, stop.deadline, stop.signal(), depth + 1);
+    const unclocked = <T>(wait: Promise<T>) => stop.unclocked(wait);
     try {
       if (outer?.aborted) throw new MachineryError("request aborted before scoring");
       const init = registry.ensureInit(verifier, { log, services });
       if (init) await Promise.race([init, stop.stopped]);
       return await Promise.race([
-        verifier.verify(item, { deadline, get signal() { return stop.signal(); }, log, services, scorePart }),
+        verifier.verify(item, { get deadline() { return stop.deadline; }, get signal() { return stop.signal(); }, log, services, scorePart, unclocked }),
         stop.stopped,
       ]);
     } finally {
       stop.dispose();
     }
+  }
+
+  /**
+   * How long work sent now would wait for a sandbox slot (ms), if any of `items` names a verifier
+   * that runs programs in the sandbox; 0 otherwise, or while no sandbox has been started. The
+   * HTTP layer refuses a request past ASSAY_SANDBOX_MAX_WAIT_MS with 429 (admission), so items
+   * of an accepted request never wait behind a backlog they could not outlast.
+   */
+  sandboxWaitMs(items: readonly unknown[]): number {
+    const { registry, services } = this.opts;
+    let sandboxed = false;
+    for (const it of items) {
+      const name = it && typeof it === "object" ? (it as { verifier?: unknown }).verifier : undefined;
+      if (typeof name === "string" && registry.verifierOf(name)?.usesSandbox) {
+        sandboxed = true;
+        break;
+      }
+    }
+    if (!sandboxed) return 0;
+    return services.sandbox.current?.()?.load?.().waitMs ?? 0;
   }
 
   /**
@@ -135,14 +155,45 @@ class Stopper {
   private controller?: AbortController;
   private reason?: Error;
   private fail!: (e: Error) => void;
-  private readonly timer: NodeJS.Timeout;
+  private timer?: NodeJS.Timeout;
+  /** Epoch ms the deadline falls at while the clock runs; while paused, `left` holds what remains. */
+  private due: number;
+  private left = 0;
+  private waits = 0;
+  private done = false;
   private readonly onOuterAbort = () => this.stop(new MachineryError("request aborted by the client"));
 
-  constructor(deadlineMs: number, private readonly outer?: AbortSignal) {
+  constructor(private readonly deadlineMs: number, private readonly outer?: AbortSignal) {
     // Rejected only while a race is listening: the timer and listener go in dispose().
     this.stopped = new Promise<never>((_, reject) => (this.fail = reject));
-    this.timer = setTimeout(() => this.stop(new MachineryError(`deadline of ${deadlineMs} ms exceeded`, { deadline_ms: deadlineMs })), deadlineMs);
+    this.due = Date.now() + deadlineMs;
+    this.arm();
     outer?.addEventListener("abort", this.onOuterAbort, { once: true });
+  }
+
+  private arm(): void {
+    this.timer = setTimeout(() => this.stop(new MachineryError(`deadline of ${this.deadlineMs} ms exceeded`, { deadline_ms: this.deadlineMs })), Math.max(0, this.due - Date.now()));
+  }
+
+  /** The deadline as it stands (epoch ms): later by every while the clock was stopped. */
+  get deadline(): number {
+    return this.waits > 0 ? Date.now() + this.left : this.due;
+  }
+
+  /** Stops the clock while `wait` is pending (counted: several waits may overlap). */
+  unclocked<T>(wait: Promise<T>): Promise<T> {
+    if (this.reason || this.done) return wait;
+    if (this.waits++ === 0) {
+      clearTimeout(this.timer);
+      this.left = Math.max(0, this.due - Date.now());
+    }
+    const resume = () => {
+      if (--this.waits === 0 && !this.reason && !this.done) {
+        this.due = Date.now() + this.left;
+        this.arm();
+      }
+    };
+    return wait.finally(resume);
   }
 
   signal(): AbortSignal {
@@ -154,12 +205,14 @@ class Stopper {
   }
 
   private stop(err: Error): void {
+    if (this.reason) return;
     this.reason = err;
     this.controller?.abort(err);
     this.fail(err);
   }
 
   dispose(): void {
+    this.done = true;
     clearTimeout(this.timer);
     this.outer?.removeEventListener("abort", this.onOuterAbort);
   }
