@@ -176,6 +176,8 @@ export const SETTINGS = {
     pull: bool("ASSAY_SANDBOX_PULL", true, "`sandbox build`: `0` skips trying the recipe's registry image and builds from Debian packages at once (CI sets it)"),
     debianMirror: str("ASSAY_DEBIAN_MIRROR", "", "Debian mirror for building images with debootstrap", "from `/etc/apt/sources.list*`"),
     dockerHost: str("DOCKER_HOST", "", "Docker engine socket (`unix://...`), as the docker CLI reads it", "`/var/run/docker.sock`"),
+    dockerHosts: list("ASSAY_DOCKER_HOSTS", "docker: several engines (comma-separated `unix:///path` or `tcp://host:port`) to spread the warm containers over; an engine that fails is dropped and retried later while items score on the others. Unset: `DOCKER_HOST` alone"),
+    dockerCertPath: str("DOCKER_CERT_PATH", "", "docker: directory of `ca.pem`, `cert.pem`, `key.pem` for `tcp://` engines over TLS, as the docker CLI reads it", "(none: plain TCP)"),
   },
   dataDir: dataDir(
     "ASSAY_DATA_DIR",
