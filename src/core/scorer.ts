@@ -37,6 +37,9 @@ export interface ScoreOptions {
 
 const now = () => performance.now();
 
+/** Waits for a promise with the item's deadline clock stopped (VerifyContext.unclocked). */
+type Unclocked = <T>(wait: Promise<T>) => Promise<T>;
+
 export class Scorer {
   private readonly observers: ((r: RewardResult) => void)[] = [];
 
@@ -68,7 +71,7 @@ export class Scorer {
   }
 
   /** Shape, verifier and declarations; then the verifier under its deadline. */
-  private async scoreChecked(raw: unknown, o: ScoreOptions, t0: number, depth: number, capMs = this.opts.maxDeadlineMs): Promise<RewardResult> {
+  private async scoreChecked(raw: unknown, o: ScoreOptions, t0: number, depth: number, capMs = this.opts.maxDeadlineMs, parentUnclocked?: Unclocked): Promise<RewardResult> {
     const shapeError = check("RewardItem", raw);
     const asObj = (raw && typeof raw === "object" ? raw : {}) as Partial<RewardItem>;
     const id = validId(asObj.id);
@@ -82,7 +85,7 @@ export class Scorer {
     const asked = raw_.deadline_ms ?? o.deadlineMs;
     const deadlineMs = Math.min(asked ?? Math.max(this.opts.deadlineMs, budgetOf(resolved.verifier, resolved.item)), this.opts.maxDeadlineMs, capMs);
     try {
-      const outcome = await this.runVerifier(resolved.verifier, resolved.item, deadlineMs, o.signal, depth);
+      const outcome = await this.runVerifier(resolved.verifier, resolved.item, deadlineMs, o.signal, depth, parentUnclocked);
       return fromOutcome(t0, id, resolved.verifier.name, outcome, this.opts.log);
     } catch (err) {
       return fromError(t0, id, resolved.verifier.name, err, this.opts.log);
@@ -90,11 +93,12 @@ export class Scorer {
   }
 
   /** Runs init (once) and verify, racing both against the deadline and the caller's signal. */
-  private async runVerifier(verifier: AnyVerifier, item: VerifyItem, deadlineMs: number, outer: AbortSignal | undefined, depth: number): Promise<Outcome> {
+  private async runVerifier(verifier: AnyVerifier, item: VerifyItem, deadlineMs: number, outer: AbortSignal | undefined, depth: number, parentUnclocked?: Unclocked): Promise<Outcome> {
     const stop = new Stopper(deadlineMs, outer);
     const { log, services, registry } = this.opts;
-    const scorePart = (part: PartItem) => this.scorePart(part, stop.deadline, stop.signal(), depth + 1);
-    const unclocked = <T>(wait: Promise<T>) => stop.unclocked(wait);
+    // A part's wait for a slot stops its parent's clock too (a preset with a code part).
+    const unclocked: Unclocked = parentUnclocked ? (wait) => parentUnclocked(stop.unclocked(wait)) : (wait) => stop.unclocked(wait);
+    const scorePart = (part: PartItem) => this.scorePart(part, stop.deadline, stop.signal(), depth + 1, unclocked);
     try {
       if (outer?.aborted) throw new MachineryError("request aborted before scoring");
       const init = registry.ensureInit(verifier, { log, services });
@@ -133,7 +137,7 @@ export class Scorer {
    * what is left of the parent's deadline and its signal; not reported to observers (metrics
    * count items, not parts). Never rejects.
    */
-  private async scorePart(part: PartItem, parentDeadline: number, signal: AbortSignal, depth: number): Promise<RewardResult> {
+  private async scorePart(part: PartItem, parentDeadline: number, signal: AbortSignal, depth: number, parentUnclocked: Unclocked): Promise<RewardResult> {
     const t0 = now();
     const max = this.opts.maxPartDepth ?? 3;
     const name = typeof part?.verifier === "string" ? part.verifier : "";
@@ -141,7 +145,7 @@ export class Scorer {
       return finish(t0, undefined, name, "invalid", null, `parts nest deeper than ${max} levels (ASSAY_COMPOSE_MAX_DEPTH); a preset or combination may include itself`, { field: "reference" });
     }
     const left = Math.max(1, parentDeadline - Date.now());
-    return this.scoreChecked(part, { signal }, t0, depth, left);
+    return this.scoreChecked(part, { signal }, t0, depth, left, parentUnclocked);
   }
 }
 
