@@ -86,6 +86,13 @@ describe("bwrap hardening", { skip }, () => {
     assert.ok(!r.stdout.includes(tmpdir() + "/") && !r.stdout.includes("assay-bwrap"), r.stdout);
   });
 
+  test("a compiled program runs from its compile output, bound read-only into the tmpfs scratch", async () => {
+    const src = "#include <cstdio>\nint main(){ FILE* f = fopen(\"main\", \"w\"); std::puts(f ? \"overwrote\" : \"read-only\"); std::puts(\"hi\"); }";
+    const r = await sb.run({ language: "cpp", code: src });
+    assert.equal(r.status, "finished", JSON.stringify(r));
+    assert.equal(r.stdout, "read-only\nhi\n");
+  });
+
   test("a memory limit past ASSAY_SANDBOX_MEMORY_MB is capped: 1.5 GiB asked for, 1.2 GiB allocated, memory_limit", async () => {
     const r = await sb.run({ language: "python", code: "x = bytearray(1200 << 20)\nprint('allocated')", limits: { memoryMb: 100_000 } });
     assert.equal(r.status, "memory_limit", JSON.stringify({ ...r, stdout: r.stdout.slice(0, 200) }));

@@ -6,7 +6,7 @@
  * /sandbox/run that the program's files are copied into through file descriptors (no host
  * directory is mounted for a run), and rlimits set by prlimit (CPU, address space, processes,
  * files, file size). A compiled language's compile step alone works in a host scratch directory
- * bound in, so its output can be cached.
+ * bound in, so its output can be cached; the run then gets that output bound read-only.
  * Each concurrent slot runs under its own host uid, so the process limit counts only that run's
  * processes; when the program's first process exits, the pid namespace dies and takes every
  * leftover process with it. Wall time and output are capped from outside (sandbox/process.ts).
@@ -40,9 +40,14 @@ export interface BwrapOptions {
   pids: number;
 }
 
-/** Files copied into a run's fresh tmpfs scratch (path inside /sandbox/run, content, mode). */
+/**
+ * A run's scratch: files copied into a fresh tmpfs (path inside /sandbox/run, content, mode), and
+ * host paths bound read-only into it (a compiled language's output: a binary, or a directory
+ * such as Java's classes, from the compile step's host scratch).
+ */
 interface RunFiles {
   files: { name: string; data: string | Buffer; mode: number }[];
+  binds: { name: string; host: string }[];
 }
 
 const SCRATCH = "/sandbox/run";
@@ -193,7 +198,7 @@ export class BwrapSandbox implements Sandbox {
     else {
       mounts.push("--size", String(this.opts.scratchMb * 1024 * 1024), "--tmpfs", SCRATCH);
       const dirs = new Set<string>();
-      for (const f of scratch.files) {
+      for (const f of [...scratch.files, ...scratch.binds]) {
         const p = normalize(join(SCRATCH, f.name));
         if (!p.startsWith(SCRATCH + "/")) throw new Error(`file name escapes the scratch directory: ${JSON.stringify(f.name)}`);
         for (let d = dirname(p); d !== SCRATCH && !dirs.has(d); d = dirname(d)) dirs.add(d);
@@ -203,6 +208,7 @@ export class BwrapSandbox implements Sandbox {
         mounts.push("--perms", f.mode.toString(8).padStart(4, "0"), "--file", String(4 + inputs.length), normalize(join(SCRATCH, f.name)));
         inputs.push(f.data);
       }
+      for (const b of scratch.binds) mounts.push("--ro-bind", b.host, normalize(join(SCRATCH, b.name)));
     }
     const pl = [
       this.opts.prlimit,
@@ -267,7 +273,7 @@ export class BwrapSandbox implements Sandbox {
     ticket.start();
     let dir = "";
     try {
-      const files: RunFiles = { files: Object.entries(job.files).map(([name, data]) => ({ name, data, mode: 0o644 })) };
+      const files: RunFiles = { files: Object.entries(job.files).map(([name, data]) => ({ name, data, mode: 0o644 })), binds: [] };
       let compile: RunOutcome["compile"];
       if (job.compile) {
         dir = this.scratch(slot);
@@ -275,7 +281,7 @@ export class BwrapSandbox implements Sandbox {
         const c = await this.compileStep(slot, rootfs, dir, job.compile, req.signal);
         if ("failed" in c) return c.failed;
         compile = c.compile;
-        files.files.push({ name: job.compile.output, data: readFileSync(join(dir, job.compile.output)), mode: 0o755 });
+        files.binds.push({ name: job.compile.output, host: join(dir, job.compile.output) });
       }
       const ooms = typeof this.cgroups === "string" ? 0 : this.cgroups.oomKills(slot);
       const r = await this.execRetrying(slot, rootfs, files, job.argv, limits, job.stdin, req.signal);
