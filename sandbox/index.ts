@@ -40,7 +40,7 @@ export class CompositeSandbox implements Sandbox {
   }
   /** The busiest backend's backlog (js has none: it never queues). */
   load(): SandboxLoad {
-    let worst: SandboxLoad = { slots: 0, running: 0, queued: 0, waitMs: 0 };
+    let worst: SandboxLoad = { slots: 0, running: 0, queued: 0, waitMs: 0, typicalMs: 0 };
     for (const b of this.backends) {
       const l = b.load?.();
       if (l && (l.waitMs > worst.waitMs || worst.slots === 0)) worst = l;

@@ -60,11 +60,12 @@ export class Ledger {
   load(): SandboxLoad {
     const running = this.running.size;
     const queued = this.queued.size;
-    if (running + queued < this.slots) return { slots: this.slots, running, queued, waitMs: 0 };
+    const typicalMs = Math.round(this.typicalMs ?? 0);
+    if (running + queued < this.slots) return { slots: this.slots, running, queued, waitMs: 0, typicalMs };
     const now = performance.now();
     let work = 0;
     for (const q of this.queued) work += this.expect(q.limitMs);
     for (const r of this.running) work += Math.max(0, r.at + this.expect(r.limitMs) - now);
-    return { slots: this.slots, running, queued, waitMs: Math.round(work / Math.max(1, this.slots)) };
+    return { slots: this.slots, running, queued, waitMs: Math.round(work / Math.max(1, this.slots)), typicalMs };
   }
 }

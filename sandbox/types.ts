@@ -86,6 +86,8 @@ export interface SandboxLoad {
   queued: number;
   /** Estimated ms before a run sent now would get a slot. */
   waitMs: number;
+  /** The recent typical run length, ms (0 before any run ended). */
+  typicalMs: number;
 }
 
 export const DEFAULT_LIMITS: RunLimits = {

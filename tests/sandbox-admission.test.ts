@@ -89,8 +89,8 @@ describe("waiting for a slot does not count against the item's deadline", () => 
 });
 
 describe("admission: refused up front past ASSAY_SANDBOX_MAX_WAIT_MS", () => {
-  const busy: SandboxLoad = { slots: 4, running: 4, queued: 40, waitMs: 45_000 };
-  const calm: SandboxLoad = { slots: 4, running: 2, queued: 0, waitMs: 0 };
+  const busy: SandboxLoad = { slots: 4, running: 4, queued: 40, waitMs: 45_000, typicalMs: 4000 };
+  const calm: SandboxLoad = { slots: 4, running: 2, queued: 0, waitMs: 0, typicalMs: 50 };
 
   async function appWith(load: SandboxLoad) {
     const t = await testApp({ ASSAY_SANDBOX_MAX_WAIT_MS: "30000" }, [], { sandbox: fakeSandbox(slowSandbox(0, 1, load)) });
@@ -121,6 +121,33 @@ describe("admission: refused up front past ASSAY_SANDBOX_MAX_WAIT_MS", () => {
     assert.match(res.body.error, /backlog/);
   });
 
+  test("items of an accepted batch not yet handed to the sandbox count too (one typical run each)", async () => {
+    // 20 s of backlog in the sandbox: under the 30 s bound. A batch of 61 code items runs one at
+    // a time (ASSAY_BATCH_CONCURRENCY=1), its first item held: 60 waiting x 1 s / 4 slots = 15 s more.
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const held: Sandbox = {
+      name: "fake", languages: ["python"],
+      run: async () => {
+        await gate;
+        return ok("42\n");
+      },
+      load: () => ({ slots: 4, running: 4, queued: 0, waitMs: 20_000, typicalMs: 1000 }),
+      close: async () => {},
+    };
+    const { app, runtime } = await testApp({ ASSAY_SANDBOX_MAX_WAIT_MS: "30000", ASSAY_BATCH_CONCURRENCY: "1" }, [], { sandbox: fakeSandbox(held) });
+    await runtime.services.sandbox();
+    const big = request(app).post("/reward/batch").send({ items: Array.from({ length: 61 }, () => item()) }).then((r) => r);
+    await sleep(300);
+    const refused = await request(app).post("/reward").send(item());
+    assert.equal(refused.status, 429, JSON.stringify(refused.body));
+    assert.equal(refused.headers["retry-after"], "5");
+    open();
+    const done = await big;
+    assert.equal(done.status, 200);
+    assert.equal(done.body.results.length, 61);
+  });
+
   test("a calm sandbox admits", async () => {
     const { app } = await appWith(calm);
     const res = await request(app).post("/reward").send(item()).expect(200);
@@ -145,7 +172,9 @@ describe("the backlog estimate (sandbox/load.ts)", () => {
     c.end(false);
     a.end();
     b.end();
-    assert.deepEqual(l.load(), { slots: 2, running: 0, queued: 0, waitMs: 0 });
+    const { typicalMs, ...rest } = l.load();
+    assert.deepEqual(rest, { slots: 2, running: 0, queued: 0, waitMs: 0 });
+    assert.ok(typicalMs < 100, "two runs that took no time");
   });
 
   test("runs that end long before their limit shrink the estimate (typical run length)", () => {

@@ -117,7 +117,7 @@ export class DockerSandbox implements Sandbox {
 
   /** The busiest pool's backlog (a new request's language is not known ahead). */
   load(): SandboxLoad {
-    let worst: SandboxLoad = { slots: this.opts.poolSize, running: 0, queued: 0, waitMs: 0 };
+    let worst: SandboxLoad = { slots: this.opts.poolSize, running: 0, queued: 0, waitMs: 0, typicalMs: 0 };
     for (const p of this.pools.values()) {
       const l = p.ledger.load();
       if (l.waitMs > worst.waitMs || (l.waitMs === worst.waitMs && l.running + l.queued > worst.running + worst.queued)) worst = l;

@@ -64,10 +64,26 @@ export class Scorer {
     const { signal, release } = fanOut(o.signal);
     try {
       const inner = { ...o, signal };
-      return await Promise.all(items.map((it) => limit(() => this.score(it, inner))));
+      return await Promise.all(items.map((it) => {
+        // A sandboxed item waiting here for its turn is work the sandbox will get: admission counts it.
+        const sandboxed = this.usesSandbox(it);
+        if (sandboxed) this.waitingSandboxItems++;
+        return limit(() => {
+          if (sandboxed) this.waitingSandboxItems--;
+          return this.score(it, inner);
+        });
+      }));
     } finally {
       release();
     }
+  }
+
+  /** Items of accepted batches that use the sandbox and have not started (ASSAY_BATCH_CONCURRENCY). */
+  private waitingSandboxItems = 0;
+
+  private usesSandbox(item: unknown): boolean {
+    const name = item && typeof item === "object" ? (item as { verifier?: unknown }).verifier : undefined;
+    return typeof name === "string" && this.opts.registry.verifierOf(name)?.usesSandbox === true;
   }
 
   /** Shape, verifier and declarations; then the verifier under its deadline. */
@@ -114,22 +130,17 @@ export class Scorer {
 
   /**
    * How long work sent now would wait for a sandbox slot (ms), if any of `items` names a verifier
-   * that runs programs in the sandbox; 0 otherwise, or while no sandbox has been started. The
-   * HTTP layer refuses a request past ASSAY_SANDBOX_MAX_WAIT_MS with 429 (admission), so items
-   * of an accepted request never wait behind a backlog they could not outlast.
+   * that runs programs in the sandbox; 0 otherwise, or while no sandbox has been started: the
+   * sandbox's own backlog, plus one typical run for each sandboxed item of an accepted batch not
+   * yet started. The HTTP layer refuses a request past ASSAY_SANDBOX_MAX_WAIT_MS with 429
+   * (admission), so new work never queues behind a backlog longer than that.
    */
   sandboxWaitMs(items: readonly unknown[]): number {
-    const { registry, services } = this.opts;
-    let sandboxed = false;
-    for (const it of items) {
-      const name = it && typeof it === "object" ? (it as { verifier?: unknown }).verifier : undefined;
-      if (typeof name === "string" && registry.verifierOf(name)?.usesSandbox) {
-        sandboxed = true;
-        break;
-      }
-    }
-    if (!sandboxed) return 0;
-    return services.sandbox.current?.()?.load?.().waitMs ?? 0;
+    if (!items.some((it) => this.usesSandbox(it))) return 0;
+    const load = this.opts.services.sandbox.current?.()?.load?.();
+    if (!load) return 0;
+    const ahead = this.waitingSandboxItems * load.typicalMs;
+    return load.waitMs + (ahead && Math.round(ahead / Math.max(1, load.slots)));
   }
 
   /**
