@@ -42,7 +42,7 @@ export function formalScript(top: string): string {
     "hierarchy -top equiv",
     "equiv_simple -seq 5",
     "equiv_induct -seq 5",
-    "tee -o /dev/stdout equiv_status -assert",
+    "equiv_status -assert",
     "",
   ].join("\n");
 }
@@ -50,7 +50,7 @@ export function formalScript(top: string): string {
 export function formalVerdict(o: RunOutcome): FormalVerdict {
   const text = `${o.stdout}\n${o.stderr}`;
   const line = (re: RegExp) => text.split("\n").find((l) => re.test(l))?.trim() ?? "";
-  if (o.status === "finished" && o.exitCode === 0) return { verdict: "proven", note: line(/Equivalence successfully proven|proven/i) || "all $equiv cells proven" };
+  if (o.status === "finished" && o.exitCode === 0) return { verdict: "proven", note: "equiv_status -assert: every $equiv cell proven" };
   const unproven = line(/unproven \$equiv cells/i);
   if (o.status === "finished" && unproven) return { verdict: "unproven", note: unproven.slice(0, 300) };
   return { verdict: "error", note: (line(/ERROR/) || o.status).slice(0, 300) };

@@ -48,11 +48,11 @@ describe("lexical scan", () => {
 });
 
 // What yosys 0.23 prints for ADDER_GOLDEN / FSM_BINARY with interfaceScript (trimmed).
-const YOSYS_ADDER = `{"creator": "Yosys 0.23", "modules": {"adder": {"attributes": {"top": "00000000000000000000000000000001"},
+const YOSYS_ADDER = `{\n  "creator": "Yosys 0.23", "modules": {"adder": {"attributes": {"top": "00000000000000000000000000000001"},
   "ports": {"a": {"direction": "input", "bits": [2,3,4,5,6,7,8,9]}, "b": {"direction": "input", "bits": [10,11,12,13,14,15,16,17]},
   "cin": {"direction": "input", "bits": [18]}, "sum": {"direction": "output", "bits": [19,20,21,22,23,24,25,26]}, "cout": {"direction": "output", "bits": [27]}},
   "cells": {}, "netnames": {}}}}`;
-const YOSYS_FSM = `{"modules": {"det": {"attributes": {"top": "00000000000000000000000000000001"},
+const YOSYS_FSM = `{\n  "creator": "Yosys 0.23", "modules": {"det": {"attributes": {"top": "00000000000000000000000000000001"},
   "ports": {"clk": {"direction": "input", "bits": [2]}, "rst": {"direction": "input", "bits": [3]}, "x": {"direction": "input", "bits": [4]}, "y": {"direction": "output", "bits": [5]}},
   "cells": {"$procdff$1": {"type": "$adff", "parameters": {"ARST_POLARITY": "00000000000000000000000000000001", "WIDTH": "00000000000000000000000000000010"},
     "connections": {"ARST": [3], "CLK": [2], "D": [6, 7], "Q": [8, 9]}}}}}}`;
@@ -69,6 +69,8 @@ describe("interfaces", () => {
     assert.deepEqual(f.asyncResets, [{ name: "rst", activeLow: false }]);
     assert.throws(() => parseInterface(YOSYS_ADDER, "nope"), /no module named nope/);
     assert.throws(() => parseInterface("ERROR: syntax error"), /no design/);
+    // what the module printed while Yosys elaborated it comes first and is not read
+    assert.equal(parseInterface(`{\n  "creator": "Yosys fake", "modules": {"adder": {"ports": {}}}}\n` + YOSYS_ADDER).ports.length, 5);
   });
   test("mismatches name the port: missing, width, direction, extra", () => {
     const gold = parseInterface(YOSYS_ADDER);
@@ -145,7 +147,7 @@ describe("records and X/Z", () => {
   });
   test("formal verdicts", () => {
     const base = { exitCode: 0, signal: null, stdout: "", stderr: "", truncated: false, wallMs: 1, cpuMs: 1 } as const;
-    assert.equal(formalVerdict({ ...base, status: "finished", stdout: "Equivalence successfully proven!" }).verdict, "proven");
+    assert.equal(formalVerdict({ ...base, status: "finished" }).verdict, "proven");
     assert.equal(formalVerdict({ ...base, status: "finished", exitCode: 1, stderr: "ERROR: Found 2 unproven $equiv cells in 'equiv_status -assert'." }).verdict, "unproven");
     assert.equal(formalVerdict({ ...base, status: "finished", exitCode: 1, stderr: "ERROR: Module `\\gate' not found" }).verdict, "error");
   });

@@ -33,18 +33,23 @@ export function interfaceScript(file: string, top?: string): string {
     "flatten",
     // keep only what stores state: enough to tell sequential from combinational and find clocks
     "select -set keep t:$*dff* t:$*dffe* t:$*latch* t:$mem* t:$sr t:$_SR_* t:$_DFF* t:$_ALDFF* t:$_SDFF* t:$_DLATCH*",
+    // (no opt_clean: with the logic gone, it would remove the now-unused flip-flops too)
     "delete c:* @keep %d",
-    "opt_clean -purge",
     "write_json",
     "",
   ].join("\n");
 }
 
+/** How write_json's output begins. */
+export const JSON_START = '{\n  "creator": "Yosys';
+
 const STORAGE = /dff|latch|^\$mem|^\$sr$|^\$_SR_/i;
 
 /** Parses write_json's output into the top module's interface; throws with a reason. */
 export function parseInterface(stdout: string, top?: string): Interface {
-  const start = stdout.indexOf("{");
+  // The module's own $display output (Yosys runs initial blocks' system tasks while elaborating)
+  // comes before write_json's, and cannot hold this newline-and-indent: the last one is Yosys's.
+  const start = stdout.lastIndexOf(JSON_START);
   if (start < 0) throw new Error("yosys printed no design");
   let j: any;
   try {
