@@ -10,7 +10,10 @@ import { interfaceMismatch, parseInterface, type Interface } from "./iface.js";
 import { combinationalStimulus, prng, sequentialStimulus, testbench } from "./tb.js";
 import { bitsMatch, compareRows, parseRecords, showBits } from "./compare.js";
 import { formalVerdict } from "./formal.js";
-import { fastestCpu } from "../../tests/helpers.js";
+import { fastestCpu, fakeSandbox, testServices, verifyDirect } from "../../tests/helpers.js";
+import type { Sandbox } from "../../sandbox/types.js";
+import { verilog } from "./index.js";
+import { ADDER_GOLDEN } from "./designs.js";
 
 describe("extraction", () => {
   test("the last verilog/systemverilog/v/sv block after </think>, else untagged, else none", () => {
@@ -150,5 +153,28 @@ describe("records and X/Z", () => {
     assert.equal(formalVerdict({ ...base, status: "finished" }).verdict, "proven");
     assert.equal(formalVerdict({ ...base, status: "finished", exitCode: 1, stderr: "ERROR: Found 2 unproven $equiv cells in 'equiv_status -assert'." }).verdict, "unproven");
     assert.equal(formalVerdict({ ...base, status: "finished", exitCode: 1, stderr: "ERROR: Module `\\gate' not found" }).verdict, "error");
+  });
+});
+
+describe("hostile completions end on the host, before any sandbox run", () => {
+  let runs = 0;
+  const sb = { name: "stub", languages: ["verilog", "yosys"], run: async () => { runs++; throw new Error("no run expected"); }, close: async () => {} } as unknown as Sandbox;
+  const services = testServices({ sandbox: fakeSandbox(sb) });
+  test("1 MB adversarial responses score 0 in well under 50 ms each", async () => {
+    const cases: [string, RegExp][] = [
+      ["```verilog\n".repeat(90_000), /no Verilog module/],
+      ["```verilog\n" + "module adder; ".repeat(80_000) + "\n```", /at most 200000 are scored/],
+      ["```verilog\n" + "$fopen(".repeat(24_000) + "\n```", /uses \$fopen/],
+      // "/*/*" closes and reopens comments: the `include after them is code
+      ["```verilog\nmodule adder;" + "/*".repeat(90_000) + "\n`include x\n```", /uses `include/],
+      ["<think>" + "x".repeat(1_000_000) + "</think>", /no Verilog module/],
+    ];
+    for (const [response, want] of cases) {
+      const { out, ms } = await fastestCpu(() => verifyDirect(verilog, { response, reference: ADDER_GOLDEN }, { services }));
+      assert.equal(out.reward, 0, out.reason);
+      assert.match(out.reason, want);
+      assert.ok(ms < 50, `${response.slice(0, 20)}… took ${ms} ms`);
+    }
+    assert.equal(runs, 0);
   });
 });
