@@ -137,7 +137,7 @@ describe("verilog verifier over HTTP in the docker sandbox", { skip }, () => {
     assert.match(inc.reason, /uses `include/);
   });
 
-  test("an infinite loop is time_limit, a $display flood output_limit: 0, never null", async () => {
+  test("an infinite loop is time_limit, a $display flood output_limit, a memory bomb memory_limit: 0, never null", async () => {
     // iverilog refuses an always block without any delay at compile time; two blocks that
     // trigger each other oscillate at run time, in zero time, from the first vector with a[0] = 1.
     const osc = (extra: string) => adder(`assign {cout, sum} = a + b + cin;\nreg p, q;\nalways @(a or q) p = a[0] ? ~q : 1'b0;\nalways @(p) begin q = p;${extra} end`);
@@ -148,6 +148,9 @@ describe("verilog verifier over HTTP in the docker sandbox", { skip }, () => {
     const flood = await score(fence(osc(' $display("spam spam spam spam spam spam spam spam");')), ADDER_GOLDEN, { time_limit_ms: 1000 });
     assert.equal(flood.reward, 0, flood.reason);
     assert.equal(flood.details.status, "output_limit", flood.reason);
+    const bomb = await score(fence(adder("reg [1023:0] mem [0:(1<<24)-1];\nalways @(a) mem[a] = {1024{b[0]}};\nassign {cout, sum} = a + b + cin + mem[b][7:0];")), ADDER_GOLDEN, { time_limit_ms: 1000, memory_mb: 256 });
+    assert.equal(bomb.reward, 0, bomb.reason);
+    assert.equal(bomb.details.status, "memory_limit", bomb.reason);
     // the sandbox and server still serve
     const ok = await score(fence(ADDER_RIPPLE), ADDER_GOLDEN);
     assert.equal(ok.reward, 1, ok.reason);
