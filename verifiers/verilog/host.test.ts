@@ -122,6 +122,12 @@ describe("stimulus and testbench", () => {
     });
     assert.match(seq, /repeat \(2\) begin #5 c0123456789abcdef = 1'b1; #5 c0123456789abcdef = 1'b0; end\n    r0123456789abcdef = 1'b1;/);
     assert.match(seq, /#4 \$display\("0123456789abcdef 2 %b", o0123456789abcdef_0\); #1 c0123456789abcdef = 1'b1; #5 c0123456789abcdef = 1'b0;/);
+    assert.equal(seq.split("repeat (2)").length, 2, "no mid-run reset unless asked");
+    const mid = testbench({
+      top: "det", outputs: [{ name: "y", direction: "output", width: 1, signed: false }], stimulus: sequentialStimulus([{ name: "x", direction: "input", width: 1, signed: false }], 4, 1),
+      clocking: { clock: "clk", reset: { name: "rst", activeLow: false }, resetCycles: 2, midReset: 2 }, nonce, dutFile: "dut.v",
+    });
+    assert.match(mid, /%b", o0123456789abcdef_0\); #1 c0123456789abcdef = 1'b1; #5 c0123456789abcdef = 1'b0;\n    r0123456789abcdef = 1'b1; i0123456789abcdef_0 = 1'b0;\n    repeat \(2\)[^\n]*\n    r0123456789abcdef = 1'b0;\n    i0123456789abcdef_0 = 1'b[01]; #4 \$display\("0123456789abcdef 2 /);
   });
 });
 

@@ -41,7 +41,8 @@ const Options = Type.Object(
     clock: Type.Optional(Type.String({ pattern: SIMPLE_ID.source, description: "the clock input (default: the input that clocks the golden module's flip-flops, else clk/clock)" })),
     reset: Type.Optional(Type.String({ maxLength: 128, description: "the reset input; \"\" for none (default: the golden's asynchronous reset, else rst/reset/rst_n/rstn/reset_n/resetn/areset/arst/aresetn)" })),
     reset_active: Type.Union([Type.Literal("auto"), Type.Literal("high"), Type.Literal("low")], { default: "auto", description: "reset polarity; auto: the golden's async-reset polarity, else low for names ending in n" }),
-    reset_cycles: Type.Integer({ minimum: 0, maximum: 100, default: 2, description: "clock cycles the reset is held at the start" }),
+    reset_cycles: Type.Integer({ minimum: 0, maximum: 100, default: 2, description: "clock cycles the reset is held at the start (and mid-run)" }),
+    mid_reset: Type.Boolean({ default: true, description: "hold the reset again before the middle cycle (sequential, with a reset, at least 8 cycles)" }),
     formal: Type.Boolean({ default: false, description: "also run Yosys equiv_make/equiv_simple/equiv_induct and report its verdict in details (the reward stays the simulation's)" }),
     time_limit_ms: Type.Integer({ minimum: 200, maximum: 60000, default: 4000, description: "CPU-time limit per sandbox run, ms (wall: twice that plus a second)" }),
     memory_mb: Type.Integer({ minimum: 64, maximum: 8192, default: 1024 }),
@@ -114,7 +115,8 @@ function clockingOf(iface: Interface, o: VerilogOptions): Clocking | undefined {
     const async = iface.asyncResets.find((r) => r.name === reset);
     activeLow = o.reset_active !== "auto" ? o.reset_active === "low" : async ? async.activeLow : /n$|_b$/i.test(reset);
   }
-  return { clock, reset: reset ? { name: reset, activeLow } : undefined, resetCycles: o.reset_cycles };
+  const midReset = reset && o.mid_reset && o.vectors >= 8 ? Math.floor(o.vectors / 2) : undefined;
+  return { clock, reset: reset ? { name: reset, activeLow } : undefined, resetCycles: o.reset_cycles, midReset };
 }
 
 /** A stimulus-only simulation of `module` under `stim`; its records, or why there are none. */
@@ -132,7 +134,7 @@ const goldens = new LRUCache<string, Promise<Golden>>({ max: 256 });
 
 function goldenOf(run: Run, golden: string, top: string | undefined, o: VerilogOptions): Promise<Golden> {
   const key = createHash("sha256")
-    .update(JSON.stringify([golden, top, o.vectors, o.seed, o.clock, o.reset, o.reset_active, o.reset_cycles]))
+    .update(JSON.stringify([golden, top, o.vectors, o.seed, o.clock, o.reset, o.reset_active, o.reset_cycles, o.mid_reset]))
     .digest("hex");
   let p = goldens.get(key);
   if (!p) {
@@ -229,6 +231,7 @@ export const verilog = defineVerifier({
       top,
       kind: g.clocking ? "sequential" : "combinational",
       ...(g.clocking ? { clock: g.clocking.clock, reset: g.clocking.reset ? `${g.clocking.reset.name} (active ${g.clocking.reset.activeLow ? "low" : "high"})` : null } : {}),
+      ...(g.clocking?.midReset !== undefined ? { mid_reset_before_cycle: g.clocking.midReset } : {}),
       vectors: g.stimulus.rows.length,
       ...(g.clocking ? {} : { corner_vectors: g.stimulus.corners }),
     });

@@ -11,7 +11,9 @@
  * 10·k + 5; during reset (reset_cycles cycles) data inputs are 0; after it, cycle k's inputs are
  * applied at the falling edge (10·k) and every output is printed at 10·k + 4, one time unit
  * before the rising edge: it shows the state after k rising edges past reset plus the
- * combinational response to cycle k's inputs.
+ * combinational response to cycle k's inputs. With mid_reset, reset is held again (data inputs
+ * 0, no rows printed) before the middle cycle's row: a module that only initialises its state
+ * and never resets it differs after that.
  */
 import type { Port } from "./iface.js";
 
@@ -100,6 +102,8 @@ export interface Clocking {
   clock: string;
   reset?: { name: string; activeLow: boolean };
   resetCycles: number;
+  /** Before this cycle's row, reset is held again for resetCycles cycles (no rows printed meanwhile). */
+  midReset?: number;
 }
 
 export interface TestbenchSpec {
@@ -149,11 +153,19 @@ export function testbench(s: TestbenchSpec): string {
   if (ck) {
     const r = ck.reset;
     L.push(`    ${clk} = 1'b0;${r ? ` ${rst} = 1'b${r.activeLow ? 0 : 1};` : ""} ${apply(ins.map((p) => zeros(p.width)))}`);
-    if (r && ck.resetCycles > 0) {
+    const holdReset = () => {
+      if (!r || ck.resetCycles <= 0) return;
       L.push(`    repeat (${ck.resetCycles}) begin #5 ${clk} = 1'b1; #5 ${clk} = 1'b0; end`);
       L.push(`    ${rst} = 1'b${r.activeLow ? 1 : 0};`);
-    }
-    s.stimulus.rows.forEach((row, k) => L.push(`    ${apply(row)} #4 ${record(k)} #1 ${clk} = 1'b1; #5 ${clk} = 1'b0;`));
+    };
+    holdReset();
+    s.stimulus.rows.forEach((row, k) => {
+      if (r && k === ck.midReset && ck.resetCycles > 0) {
+        L.push(`    ${rst} = 1'b${r.activeLow ? 0 : 1}; ${apply(ins.map((p) => zeros(p.width)))}`);
+        holdReset();
+      }
+      L.push(`    ${apply(row)} #4 ${record(k)} #1 ${clk} = 1'b1; #5 ${clk} = 1'b0;`);
+    });
   } else {
     s.stimulus.rows.forEach((row, k) => L.push(`    ${apply(row)} #5 ${record(k)} #5;`));
   }

@@ -94,6 +94,18 @@ describe("verilog verifier over HTTP in the docker sandbox", { skip }, () => {
     assert.match(r.reason, /^cycle 0: output `y` expected 1'b0, got 1'bx/);
   });
 
+  test("state initialised but never reset: equal until the mid-run reset, 0 from there", async () => {
+    const golden = "module cnt(input clk, input rst_n, input en, output reg [7:0] q);\n  always @(posedge clk or negedge rst_n)\n    if (!rst_n) q <= 8'd0;\n    else if (en) q <= q + 8'd1;\nendmodule\n";
+    const initOnly = "module cnt(input clk, input rst_n, input en, output reg [7:0] q = 8'd0);\n  always @(posedge clk) if (en) q <= q + 8'd1;\nendmodule\n";
+    const r = await score(fence(initOnly), golden);
+    assert.equal(r.reward, 0, r.reason);
+    assert.equal(r.details.reset, "rst_n (active low)");
+    assert.equal(r.details.mid_reset_before_cycle, 30);
+    assert.match(r.reason, /^cycle 30: output `q` expected 8'h00, got 8'h[0-9a-f]{2}/);
+    const once = await score(fence(initOnly), golden, { mid_reset: false });
+    assert.equal(once.reward, 1, "without the mid-run reset, initial values pass: " + once.reason);
+  });
+
   test("a wrong state transition: 0 with the first mismatching cycle", async () => {
     const wrong = FSM_BINARY.replace("S3: s <= x ? S1 : S2;", "S3: s <= x ? S1 : S0;");
     assert.notEqual(wrong, FSM_BINARY);
