@@ -19,12 +19,22 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
     compile: { argv: ["g++", "-O2", "-std=gnu++17", "-pipe", "-o", "main", "main.cpp"], output: "main" },
     argv: ["./main"],
   },
+  // Icarus Verilog: main.v holds the top (a testbench); `vvp -n` ends the run at $stop too.
+  verilog: {
+    image: "verilog",
+    file: "main.v",
+    compile: { argv: ["iverilog", "-g2012", "-o", "main", "main.v"], output: "main" },
+    argv: ["vvp", "-n", "main"],
+  },
+  // A Yosys script in the same image (verifiers/verilog reads interfaces and checks equivalence with it).
+  yosys: { image: "verilog", file: "main.ys", argv: ["yosys", "-q", "-s", "main.ys"] },
 };
 
 /** Names people use for the same language. */
 export const LANGUAGE_ALIASES: Record<string, string> = {
   python: "python", python3: "python", py: "python",
   cpp: "cpp", "c++": "cpp", cxx: "cpp", cc: "cpp",
+  verilog: "verilog", v: "verilog", systemverilog: "verilog", sv: "verilog", iverilog: "verilog", yosys: "yosys",
   javascript: "javascript", js: "javascript", nodejs: "javascript", node: "javascript",
 };
 
