@@ -5,7 +5,7 @@
  * backend, code verifiers answer status "error" saying what to install: code never runs
  * unsandboxed.
  */
-import type { RunOutcome, RunRequest, Sandbox } from "./types.js";
+import type { RunOutcome, RunRequest, Sandbox, SandboxLoad } from "./types.js";
 import { canonicalLanguage } from "./languages.js";
 import type { SandboxConfig } from "../src/core/config.js";
 
@@ -38,6 +38,16 @@ export class CompositeSandbox implements Sandbox {
     }
     return b.run({ ...req, language: canonicalLanguage(req.language) ?? req.language });
   }
+  /** The busiest backend's backlog (js has none: it never queues). */
+  load(): SandboxLoad {
+    let worst: SandboxLoad = { slots: 0, running: 0, queued: 0, waitMs: 0, typicalMs: 0 };
+    for (const b of this.backends) {
+      const l = b.load?.();
+      if (l && (l.waitMs > worst.waitMs || worst.slots === 0)) worst = l;
+    }
+    return worst;
+  }
+
   async close(): Promise<void> {
     await Promise.all(this.backends.map((b) => b.close()));
   }

@@ -43,13 +43,16 @@ export interface SpawnCappedOptions {
   cwd?: string;
   env?: NodeJS.ProcessEnv;
   signal?: AbortSignal;
+  /** Data for file descriptors 4, 5, ... (pipes the child reads: bwrap's --seccomp and --file). */
+  inputs?: (string | Buffer)[];
 }
 
 export function spawnCapped(argv: string[], opts: SpawnCappedOptions): Promise<CappedResult> {
   return new Promise((resolve) => {
     const t0 = performance.now();
-    const child = spawn(argv[0], argv.slice(1), {
-      stdio: opts.fd3 ? ["pipe", "pipe", "pipe", "pipe"] : ["pipe", "pipe", "pipe"],
+    const stdio: "pipe"[] = Array(opts.inputs?.length ? 4 + opts.inputs.length : opts.fd3 ? 4 : 3).fill("pipe");
+    const child = spawn(argv[0]!, argv.slice(1), {
+      stdio,
       detached: true, // own process group: one kill reaches everything it started
       uid: opts.uid,
       gid: opts.gid,
@@ -80,6 +83,11 @@ export function spawnCapped(argv: string[], opts: SpawnCappedOptions): Promise<C
       spawnError = e.message;
     });
     child.stdin!.end(opts.stdin ?? "");
+    (opts.inputs ?? []).forEach((data, i) => {
+      const w = child.stdio[4 + i] as NodeJS.WritableStream | null;
+      w?.on("error", () => {}); // bwrap failed before reading it: its answer says why
+      w?.end(data);
+    });
     child.on("close", (code, sig) => {
       clearTimeout(timer);
       opts.signal?.removeEventListener("abort", onAbort);

@@ -45,6 +45,12 @@ export interface RunRequest {
    * Backends without a queue (js) start at once and ignore it.
    */
   startBy?: number;
+  /**
+   * Wraps the backend's wait for a free container or slot (the code verifier passes the
+   * scorer's `ctx.unclocked`, so time spent queued behind other items never counts against this
+   * item's deadline; its limits are counted from when it gets a slot). Unset: waited as is.
+   */
+  queued?: <T>(wait: Promise<T>) => Promise<T>;
 }
 
 export interface RunOutcome {
@@ -68,7 +74,20 @@ export interface Sandbox {
   /** Languages this backend can run. */
   readonly languages: readonly string[];
   run(req: RunRequest): Promise<RunOutcome>;
+  /** The backlog now (backends with a slot queue): admission refuses work that would wait too long. */
+  load?(): SandboxLoad;
   close(): Promise<void>;
+}
+
+/** A backend's backlog: see sandbox/load.ts for how `waitMs` is estimated. */
+export interface SandboxLoad {
+  slots: number;
+  running: number;
+  queued: number;
+  /** Estimated ms before a run sent now would get a slot. */
+  waitMs: number;
+  /** The recent typical run length, ms (0 before any run ended). */
+  typicalMs: number;
 }
 
 export const DEFAULT_LIMITS: RunLimits = {

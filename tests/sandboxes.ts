@@ -29,7 +29,8 @@ export async function openDockerForTests(poolSize = 2): Promise<Opened> {
   return verdict("docker", sandbox, note);
 }
 
-export async function openBwrapForTests(): Promise<Opened> {
-  const { sandbox, note } = await openBwrap(sandboxConfig());
+export async function openBwrapForTests(slots?: number): Promise<Opened> {
+  const c = sandboxConfig();
+  const { sandbox, note } = await openBwrap(slots ? { ...c, poolSize: slots } : c);
   return verdict("bwrap", sandbox, note);
 }

@@ -7,12 +7,13 @@
  */
 import Docker from "dockerode";
 import { hostname } from "node:os";
-import type { RunOutcome, RunRequest, Sandbox } from "../types.js";
+import type { RunOutcome, RunRequest, Sandbox, SandboxLoad } from "../types.js";
 import { imageTag, recipeFor } from "../images.js";
 import { LANGUAGES } from "../languages.js";
 import { limitsOf, makeJob, notStarted, NotStartedError, outcomeOf, sandboxError, specOf } from "../job.js";
 import { LABEL, withTimeout, type DockerOptions, type Worker } from "./worker.js";
 import { Pool } from "./pool.js";
+import { connectionOf, Engines } from "./engines.js";
 
 export { dockerOptions, type DockerOptions } from "./worker.js";
 
@@ -20,15 +21,17 @@ export class DockerSandbox implements Sandbox {
   readonly name = "docker";
   readonly languages: readonly string[];
   private readonly pools = new Map<string, Pool>();
+  /** Runs sent again to another engine because theirs went away under them. */
+  rerun = 0;
 
-  constructor(private readonly docker: Docker, private readonly images: Record<string, string>, private readonly opts: DockerOptions) {
+  constructor(readonly engines: Engines, private readonly images: Record<string, string>, private readonly opts: DockerOptions) {
     this.languages = Object.keys(LANGUAGES).filter((l) => images[LANGUAGES[l].image]);
   }
 
   private pool(image: string): Pool {
     let p = this.pools.get(image);
     if (!p) {
-      p = new Pool(this.docker, image, this.opts);
+      p = new Pool(this.engines, image, this.opts);
       this.pools.set(image, p);
       p.fill();
     }
@@ -46,7 +49,13 @@ export class DockerSandbox implements Sandbox {
     return [...this.pools.values()].map((p) => p.stats());
   }
 
-  async run(req: RunRequest): Promise<RunOutcome> {
+  /** Each engine: up or down, Assay containers on it, its last error. */
+  engineStats() {
+    return this.engines.stats();
+  }
+
+  /** `attempt`: a run whose engine died under it is run again on another (at most twice). */
+  async run(req: RunRequest, attempt = 0): Promise<RunOutcome> {
     const t0 = performance.now();
     const spec = specOf(req.language);
     const tag = spec && this.images[spec.image];
@@ -54,13 +63,17 @@ export class DockerSandbox implements Sandbox {
     const limits = limitsOf(req, { memoryMb: this.opts.memoryMb, pids: this.opts.pids });
     const job = makeJob(req, spec, limits);
     const pool = this.pool(tag);
+    const ticket = pool.ledger.enter(limits.wallMs + (job.compile?.limits.wallMs ?? 0));
     let w: Worker;
     try {
-      w = await pool.acquire(req.signal, req.startBy);
+      const waiting = pool.acquire(req.signal, req.startBy);
+      w = await (req.queued ? req.queued(waiting) : waiting);
     } catch (e) {
+      ticket.end(false);
       if (e instanceof NotStartedError) return notStarted(e.message, performance.now() - t0);
       return sandboxError(`no sandbox container: ${(e as Error).message}`, performance.now() - t0);
     }
+    ticket.start();
     const budget = limits.wallMs + (job.compile?.limits.wallMs ?? 0) + 10_000;
     let onAbort: (() => void) | undefined;
     try {
@@ -78,14 +91,38 @@ export class DockerSandbox implements Sandbox {
       // A container the kernel's OOM killer ended (shared memory, say, is charged to it) died
       // of the program's memory use: that is the program's memory_limit, not our failure.
       const oom = !req.signal?.aborted && (await withTimeout(w.container.inspect(), 2000, "inspect").then((i) => i.State?.OOMKilled === true, () => false));
+      // The engine itself went away (its daemon died, its host is unreachable): not the
+      // program's doing. It is marked down and the run goes to another engine.
+      const engine = w.engine;
+      const engineGone = !oom && !req.signal?.aborted && engine !== undefined &&
+        (await withTimeout(engine.docker.ping(), 1500, "ping").then(() => false, () => true));
       pool.discard(w);
+      if (engineGone) {
+        this.engines.fail(engine!, `lost mid-run: ${(e as Error).message}`);
+        if (attempt < 2 && this.engines.pick()) {
+          ticket.end(false);
+          this.rerun++;
+          return this.run(req, attempt + 1);
+        }
+      }
       if (oom) {
         return { status: "memory_limit", exitCode: null, signal: "SIGKILL", stdout: "", stderr: "", truncated: false, wallMs: performance.now() - t0, cpuMs: null, message: "the program's memory use took down its container" };
       }
       return sandboxError(`sandbox container failed: ${(e as Error).message}`, performance.now() - t0);
     } finally {
+      ticket.end();
       if (onAbort) req.signal?.removeEventListener("abort", onAbort);
     }
+  }
+
+  /** The busiest pool's backlog (a new request's language is not known ahead). */
+  load(): SandboxLoad {
+    let worst: SandboxLoad = { slots: this.opts.poolSize, running: 0, queued: 0, waitMs: 0, typicalMs: 0 };
+    for (const p of this.pools.values()) {
+      const l = p.ledger.load();
+      if (l.waitMs > worst.waitMs || (l.waitMs === worst.waitMs && l.running + l.queued > worst.running + worst.queued)) worst = l;
+    }
+    return worst;
   }
 
   async close(): Promise<void> {
@@ -118,12 +155,25 @@ async function removeStale(docker: Docker): Promise<void> {
  * why not (what to install or build).
  */
 export async function openDocker(opts: DockerOptions): Promise<{ sandbox: DockerSandbox | null; note: string }> {
-  const docker = new Docker(opts.socketPath ? { socketPath: opts.socketPath } : undefined);
+  let all: { name: string; docker: Docker }[];
   try {
-    await withTimeout(docker.ping(), 2000, "no answer within 2 s");
+    all = opts.hosts.length
+      ? opts.hosts.map((h) => ({ name: h, docker: new Docker(connectionOf(h, opts.certPath)) }))
+      : [{ name: "default", docker: new Docker() }];
   } catch (e) {
-    return { sandbox: null, note: `no Docker engine answers (${(e as Error).message}); install and start Docker (scripts/setup-sandbox.sh does)` };
+    return { sandbox: null, note: (e as Error).message };
   }
+  const answers = await Promise.all(all.map((e) => withTimeout(e.docker.ping(), 2000, "no answer within 2 s").then(() => null, (err: Error) => err.message)));
+  const engines = Engines.of(all);
+  engines.list.forEach((e, i) => {
+    if (answers[i]) engines.fail(e, answers[i]!);
+  });
+  const first = engines.list.find((e) => !e.down);
+  if (!first) {
+    return { sandbox: null, note: `no Docker engine answers (${answers.join("; ")}); install and start Docker (scripts/setup-sandbox.sh does)` };
+  }
+  // Images are tagged by recipe hash, so every engine holds the same tags; an engine without one
+  // fails to create its containers and is treated as down.
   const images: Record<string, string> = {};
   const missing: string[] = [];
   for (const name of new Set(Object.values(LANGUAGES).map((l) => l.image))) {
@@ -131,7 +181,7 @@ export async function openDocker(opts: DockerOptions): Promise<{ sandbox: Docker
     if (!r) continue;
     const tag = imageTag(r);
     try {
-      await docker.getImage(tag).inspect();
+      await first.docker.getImage(tag).inspect();
       images[name] = tag;
     } catch {
       missing.push(tag);
@@ -140,10 +190,13 @@ export async function openDocker(opts: DockerOptions): Promise<{ sandbox: Docker
   if (!Object.keys(images).length) {
     return { sandbox: null, note: `Docker answers but no sandbox image is built (${missing.join(", ")}); run \`npx assay sandbox build\`` };
   }
-  await removeStale(docker).catch(() => {});
-  const sb = new DockerSandbox(docker, images, opts);
+  await Promise.all(engines.list.filter((e) => !e.down).map((e) => removeStale(e.docker).catch(() => {})));
+  const sb = new DockerSandbox(engines, images, opts);
+  const down = engines.list.filter((e) => e.down);
   const note =
-    `docker: pools of ${opts.poolSize} warm containers per image (${Object.values(images).join(", ")}), no network, ` +
-    `${opts.memoryMb} MiB and ${opts.pids} pids per container` + (missing.length ? `; not built: ${missing.join(", ")}` : "");
+    `docker: pools of ${opts.poolSize} warm containers per image (${Object.values(images).join(", ")})` +
+    (engines.list.length > 1 ? ` over ${engines.list.length} engines` : "") + ", no network, " +
+    `${opts.memoryMb} MiB and ${opts.pids} pids per container` + (missing.length ? `; not built: ${missing.join(", ")}` : "") +
+    (down.length ? `; not answering yet (retried): ${down.map((e) => `${e.name} (${e.lastError})`).join(", ")}` : "");
   return { sandbox: sb, note };
 }

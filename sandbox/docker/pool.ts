@@ -1,7 +1,11 @@
-/** The warm containers of one image: started ahead, lent one run at a time, replaced when distrusted. */
-import type Docker from "dockerode";
+/**
+ * The warm containers of one image: started ahead on the engines (engines.ts), lent one run at a
+ * time, replaced when distrusted or when their engine goes down.
+ */
 import { Worker, type DockerOptions } from "./worker.js";
+import type { Engine, Engines } from "./engines.js";
 import { NotStartedError } from "../job.js";
+import { Ledger } from "../load.js";
 
 /** Warm containers of one image. */
 export class Pool {
@@ -11,29 +15,67 @@ export class Pool {
   private closed = false;
   private lastError: Error | null = null;
   recycled = 0;
+  /** The runs queued for and running in this pool's containers (admission reads its backlog). */
+  readonly ledger: Ledger;
 
-  constructor(private readonly docker: Docker, readonly image: string, private readonly opts: DockerOptions) {}
+  private retryTimer?: NodeJS.Timeout;
 
-  /** Starts containers until the pool is full. */
+  constructor(private readonly engines: Engines, readonly image: string, private readonly opts: DockerOptions) {
+    this.ledger = new Ledger(opts.poolSize);
+    engines.onDown((e) => this.dropEngine(e));
+  }
+
+  /** Starts containers until the pool is full, each on the least loaded engine that answers. */
   fill(): void {
     while (!this.closed && this.live < this.opts.poolSize) {
+      const engine = this.engines.pick();
+      if (!engine) {
+        this.retryLater();
+        return;
+      }
       this.live++;
-      Worker.start(this.docker, this.image, this.opts).then(
+      engine.live++;
+      Worker.start(engine.docker, this.image, this.opts).then(
         (w) => {
+          w.engine = engine;
           this.lastError = null;
-          if (this.closed) {
-            this.live--;
-            void w.destroy();
-          } else this.release(w);
+          this.engines.up(engine);
+          if (this.closed) this.discard(w);
+          else this.release(w);
         },
         (e: Error) => {
           this.live--;
+          engine.live--;
           this.lastError = e;
-          // Nothing is starting any more: tell the waiters rather than hang them.
-          if (this.live === 0) for (const w of this.waiters.splice(0)) w.reject(e);
+          this.engines.fail(engine, e.message);
+          // Another engine may take it; with none left, tell the waiters rather than hang them.
+          if (!this.closed && this.engines.pick()) this.fill();
+          else {
+            if (this.live === 0) for (const w of this.waiters.splice(0)) w.reject(e);
+            this.retryLater();
+          }
         },
       );
     }
+  }
+
+  /** With every engine down, tries again when the first is due. */
+  private retryLater(): void {
+    const at = this.engines.nextRetry();
+    if (this.closed || at === null || this.retryTimer) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.fill();
+    }, Math.max(50, at - Date.now()));
+    this.retryTimer.unref();
+  }
+
+  /** An engine went down: its idle containers go (their replacements start elsewhere). */
+  private dropEngine(e: Engine): void {
+    const gone = this.idle.filter((w) => w.engine === e);
+    if (!gone.length) return;
+    this.idle = this.idle.filter((w) => w.engine !== e);
+    for (const w of gone) this.discard(w);
   }
 
   /**
@@ -41,7 +83,11 @@ export class Pool {
    * NotStartedError (the caller's budget would be spent before its program could run).
    */
   acquire(signal?: AbortSignal, startBy?: number): Promise<Worker> {
-    const w = this.idle.pop();
+    let w = this.idle.pop();
+    while (w?.dead) {
+      this.discard(w); // its container ended while idle (its engine died, say)
+      w = this.idle.pop();
+    }
     if (w) return Promise.resolve(w);
     if (this.live < this.opts.poolSize) this.fill();
     if (this.live === 0 && this.lastError) return Promise.reject(this.lastError);
@@ -91,6 +137,7 @@ export class Pool {
   /** Removes a container that can no longer be trusted and starts a fresh one. */
   discard(w: Worker): void {
     this.live--;
+    if (w.engine) w.engine.live--;
     this.recycled++;
     void w.destroy();
     if (!this.closed) this.fill();
@@ -102,6 +149,7 @@ export class Pool {
 
   async close(): Promise<void> {
     this.closed = true;
+    clearTimeout(this.retryTimer);
     for (const w of this.waiters.splice(0)) w.reject(new Error("sandbox closed"));
     await Promise.all(this.idle.splice(0).map((w) => w.destroy()));
   }

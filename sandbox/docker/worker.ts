@@ -9,6 +9,7 @@ import { hostname } from "node:os";
 import { runnerSourceText } from "../paths.js";
 import type { RunnerJob } from "../job.js";
 import type { SandboxConfig } from "../../src/core/config.js";
+import type { Engine } from "./engines.js";
 
 export interface DockerOptions {
   /** Containers per image. */
@@ -19,7 +20,10 @@ export interface DockerOptions {
   pids: number;
   /** Scratch tmpfs size, MiB. */
   scratchMb: number;
-  socketPath?: string;
+  /** Engine addresses (`unix:///...`, `tcp://host:port`); empty: dockerode's default (DOCKER_HOST or /var/run/docker.sock). */
+  hosts: string[];
+  /** Directory of ca.pem, cert.pem, key.pem for tcp:// engines over TLS. */
+  certPath?: string;
 }
 
 /** The docker backend's options from the sandbox settings (config.ts declares and checks them). */
@@ -29,7 +33,8 @@ export function dockerOptions(c: SandboxConfig): DockerOptions {
     memoryMb: c.memoryMb,
     pids: c.pids,
     scratchMb: c.scratchMb,
-    socketPath: c.dockerHost.startsWith("unix://") ? c.dockerHost.slice(7) : undefined,
+    hosts: c.dockerHosts.length ? c.dockerHosts : c.dockerHost ? [c.dockerHost] : [],
+    certPath: c.dockerCertPath || undefined,
   };
 }
 
@@ -67,6 +72,8 @@ export class Worker {
   private stderrTail = "";
   dead = false;
   ready: Promise<void>;
+  /** The engine it runs on (set by the pool). */
+  engine?: Engine;
 
   private constructor(readonly container: Docker.Container, private readonly stream: Duplex, demux: (s: Duplex, o: PassThrough, e: PassThrough) => void) {
     const out = new PassThrough();

@@ -73,6 +73,11 @@ export class Registry {
     return this.names().map((name) => this.entries.get(name)!.info);
   }
 
+  /** The verifier that answers `name` (a `ns:rest` name included), without checking an item. */
+  verifierOf(name: string): AnyVerifier | undefined {
+    return (this.entries.get(name) ?? this.namespaceOf(name))?.verifier;
+  }
+
   /**
    * Looks up the item's verifier, checks reference and options, and fills option defaults.
    * Returns the verifier with the item as `verify` sees it, or a reason the item is invalid.

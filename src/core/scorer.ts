@@ -37,6 +37,9 @@ export interface ScoreOptions {
 
 const now = () => performance.now();
 
+/** Waits for a promise with the item's deadline clock stopped (VerifyContext.unclocked). */
+type Unclocked = <T>(wait: Promise<T>) => Promise<T>;
+
 export class Scorer {
   private readonly observers: ((r: RewardResult) => void)[] = [];
 
@@ -61,14 +64,30 @@ export class Scorer {
     const { signal, release } = fanOut(o.signal);
     try {
       const inner = { ...o, signal };
-      return await Promise.all(items.map((it) => limit(() => this.score(it, inner))));
+      return await Promise.all(items.map((it) => {
+        // A sandboxed item waiting here for its turn is work the sandbox will get: admission counts it.
+        const sandboxed = this.usesSandbox(it);
+        if (sandboxed) this.waitingSandboxItems++;
+        return limit(() => {
+          if (sandboxed) this.waitingSandboxItems--;
+          return this.score(it, inner);
+        });
+      }));
     } finally {
       release();
     }
   }
 
+  /** Items of accepted batches that use the sandbox and have not started (ASSAY_BATCH_CONCURRENCY). */
+  private waitingSandboxItems = 0;
+
+  private usesSandbox(item: unknown): boolean {
+    const name = item && typeof item === "object" ? (item as { verifier?: unknown }).verifier : undefined;
+    return typeof name === "string" && this.opts.registry.verifierOf(name)?.usesSandbox === true;
+  }
+
   /** Shape, verifier and declarations; then the verifier under its deadline. */
-  private async scoreChecked(raw: unknown, o: ScoreOptions, t0: number, depth: number, capMs = this.opts.maxDeadlineMs): Promise<RewardResult> {
+  private async scoreChecked(raw: unknown, o: ScoreOptions, t0: number, depth: number, capMs = this.opts.maxDeadlineMs, parentUnclocked?: Unclocked): Promise<RewardResult> {
     const shapeError = check("RewardItem", raw);
     const asObj = (raw && typeof raw === "object" ? raw : {}) as Partial<RewardItem>;
     const id = validId(asObj.id);
@@ -82,7 +101,7 @@ export class Scorer {
     const asked = raw_.deadline_ms ?? o.deadlineMs;
     const deadlineMs = Math.min(asked ?? Math.max(this.opts.deadlineMs, budgetOf(resolved.verifier, resolved.item)), this.opts.maxDeadlineMs, capMs);
     try {
-      const outcome = await this.runVerifier(resolved.verifier, resolved.item, deadlineMs, o.signal, depth);
+      const outcome = await this.runVerifier(resolved.verifier, resolved.item, deadlineMs, o.signal, depth, parentUnclocked);
       return fromOutcome(t0, id, resolved.verifier.name, outcome, this.opts.log);
     } catch (err) {
       return fromError(t0, id, resolved.verifier.name, err, this.opts.log);
@@ -90,17 +109,18 @@ export class Scorer {
   }
 
   /** Runs init (once) and verify, racing both against the deadline and the caller's signal. */
-  private async runVerifier(verifier: AnyVerifier, item: VerifyItem, deadlineMs: number, outer: AbortSignal | undefined, depth: number): Promise<Outcome> {
+  private async runVerifier(verifier: AnyVerifier, item: VerifyItem, deadlineMs: number, outer: AbortSignal | undefined, depth: number, parentUnclocked?: Unclocked): Promise<Outcome> {
     const stop = new Stopper(deadlineMs, outer);
     const { log, services, registry } = this.opts;
-    const deadline = Date.now() + deadlineMs;
-    const scorePart = (part: PartItem) => this.scorePart(part, deadline, stop.signal(), depth + 1);
+    // A part's wait for a slot stops its parent's clock too (a preset with a code part).
+    const unclocked: Unclocked = parentUnclocked ? (wait) => parentUnclocked(stop.unclocked(wait)) : (wait) => stop.unclocked(wait);
+    const scorePart = (part: PartItem) => this.scorePart(part, stop.deadline, stop.signal(), depth + 1, unclocked);
     try {
       if (outer?.aborted) throw new MachineryError("request aborted before scoring");
       const init = registry.ensureInit(verifier, { log, services });
       if (init) await Promise.race([init, stop.stopped]);
       return await Promise.race([
-        verifier.verify(item, { deadline, get signal() { return stop.signal(); }, log, services, scorePart }),
+        verifier.verify(item, { get deadline() { return stop.deadline; }, get signal() { return stop.signal(); }, log, services, scorePart, unclocked }),
         stop.stopped,
       ]);
     } finally {
@@ -109,11 +129,26 @@ export class Scorer {
   }
 
   /**
+   * How long work sent now would wait for a sandbox slot (ms), if any of `items` names a verifier
+   * that runs programs in the sandbox; 0 otherwise, or while no sandbox has been started: the
+   * sandbox's own backlog, plus one typical run for each sandboxed item of an accepted batch not
+   * yet started. The HTTP layer refuses a request past ASSAY_SANDBOX_MAX_WAIT_MS with 429
+   * (admission), so new work never queues behind a backlog longer than that.
+   */
+  sandboxWaitMs(items: readonly unknown[]): number {
+    if (!items.some((it) => this.usesSandbox(it))) return 0;
+    const load = this.opts.services.sandbox.current?.()?.load?.();
+    if (!load) return 0;
+    const ahead = this.waitingSandboxItems * load.typicalMs;
+    return load.waitMs + (ahead && Math.round(ahead / Math.max(1, load.slots)));
+  }
+
+  /**
    * One part of a composed item: the same checks and outcome rules as a top-level item, under
    * what is left of the parent's deadline and its signal; not reported to observers (metrics
    * count items, not parts). Never rejects.
    */
-  private async scorePart(part: PartItem, parentDeadline: number, signal: AbortSignal, depth: number): Promise<RewardResult> {
+  private async scorePart(part: PartItem, parentDeadline: number, signal: AbortSignal, depth: number, parentUnclocked: Unclocked): Promise<RewardResult> {
     const t0 = now();
     const max = this.opts.maxPartDepth ?? 3;
     const name = typeof part?.verifier === "string" ? part.verifier : "";
@@ -121,7 +156,7 @@ export class Scorer {
       return finish(t0, undefined, name, "invalid", null, `parts nest deeper than ${max} levels (ASSAY_COMPOSE_MAX_DEPTH); a preset or combination may include itself`, { field: "reference" });
     }
     const left = Math.max(1, parentDeadline - Date.now());
-    return this.scoreChecked(part, { signal }, t0, depth, left);
+    return this.scoreChecked(part, { signal }, t0, depth, left, parentUnclocked);
   }
 }
 
@@ -135,14 +170,45 @@ class Stopper {
   private controller?: AbortController;
   private reason?: Error;
   private fail!: (e: Error) => void;
-  private readonly timer: NodeJS.Timeout;
+  private timer?: NodeJS.Timeout;
+  /** Epoch ms the deadline falls at while the clock runs; while paused, `left` holds what remains. */
+  private due: number;
+  private left = 0;
+  private waits = 0;
+  private done = false;
   private readonly onOuterAbort = () => this.stop(new MachineryError("request aborted by the client"));
 
-  constructor(deadlineMs: number, private readonly outer?: AbortSignal) {
+  constructor(private readonly deadlineMs: number, private readonly outer?: AbortSignal) {
     // Rejected only while a race is listening: the timer and listener go in dispose().
     this.stopped = new Promise<never>((_, reject) => (this.fail = reject));
-    this.timer = setTimeout(() => this.stop(new MachineryError(`deadline of ${deadlineMs} ms exceeded`, { deadline_ms: deadlineMs })), deadlineMs);
+    this.due = Date.now() + deadlineMs;
+    this.arm();
     outer?.addEventListener("abort", this.onOuterAbort, { once: true });
+  }
+
+  private arm(): void {
+    this.timer = setTimeout(() => this.stop(new MachineryError(`deadline of ${this.deadlineMs} ms exceeded`, { deadline_ms: this.deadlineMs })), Math.max(0, this.due - Date.now()));
+  }
+
+  /** The deadline as it stands (epoch ms): later by every while the clock was stopped. */
+  get deadline(): number {
+    return this.waits > 0 ? Date.now() + this.left : this.due;
+  }
+
+  /** Stops the clock while `wait` is pending (counted: several waits may overlap). */
+  unclocked<T>(wait: Promise<T>): Promise<T> {
+    if (this.reason || this.done) return wait;
+    if (this.waits++ === 0) {
+      clearTimeout(this.timer);
+      this.left = Math.max(0, this.due - Date.now());
+    }
+    const resume = () => {
+      if (--this.waits === 0 && !this.reason && !this.done) {
+        this.due = Date.now() + this.left;
+        this.arm();
+      }
+    };
+    return wait.finally(resume);
   }
 
   signal(): AbortSignal {
@@ -154,12 +220,14 @@ class Stopper {
   }
 
   private stop(err: Error): void {
+    if (this.reason) return;
     this.reason = err;
     this.controller?.abort(err);
     this.fail(err);
   }
 
   dispose(): void {
+    this.done = true;
     clearTimeout(this.timer);
     this.outer?.removeEventListener("abort", this.onOuterAbort);
   }

@@ -22,20 +22,24 @@ interface Closable {
  * A service made on first use. A failed start is retried on the next use (an engine may come up
  * later); `close` closes it only if it was made.
  */
-export function lazy<T extends Closable>(make: () => Promise<T>): (() => Promise<T>) & Closable {
+export function lazy<T extends Closable>(make: () => Promise<T>): (() => Promise<T>) & Closable & { current(): T | undefined } {
   let p: Promise<T> | undefined;
+  let made: T | undefined;
   const get = () => {
-    p ??= make();
+    p ??= make().then((v) => (made = v));
     return p.catch((err) => {
       p = undefined;
       throw err;
     });
   };
   return Object.assign(get, {
+    /** The service if it has been made, without making it (admission peeks at the sandbox's load). */
+    current: () => made,
     async close() {
-      const made = p;
+      const was = p;
       p = undefined;
-      if (made) await made.then((s) => s.close()).catch(() => {});
+      made = undefined;
+      if (was) await was.then((s) => s.close()).catch(() => {});
     },
   });
 }

@@ -40,6 +40,13 @@ export interface VerifyContext {
    * hand (a test calling verify directly) may not.
    */
   scorePart?(part: PartItem): Promise<RewardResult>;
+  /**
+   * Waits for `wait` without its time counting against the deadline: the clock stops while any
+   * such wait is pending (a run queued for a sandbox slot), so an item's deadline covers its own
+   * work, not its place in a queue shared with other items. The scorer always gives it; a
+   * context built by hand may not.
+   */
+  unclocked?<T>(wait: Promise<T>): Promise<T>;
 }
 
 /** An item scored as part of another: the wire item's fields, unvalidated. */
@@ -82,6 +89,12 @@ export interface Verifier<R extends TSchema = TSchema, O extends TObject = TObje
    * item (reward null). A verifier whose budget passes the cap must shrink its limits to fit.
    */
   budgetMs?(item: VerifyItem<Static<R>, Static<O>>): number;
+  /**
+   * Optional: its items run programs in the shared sandbox (services.sandbox). Admission then
+   * refuses a request with 429 when the sandbox's backlog is longer than
+   * ASSAY_SANDBOX_MAX_WAIT_MS, rather than queueing it behind work it would wait on.
+   */
+  usesSandbox?: boolean;
   verify(item: VerifyItem<Static<R>, Static<O>>, ctx: VerifyContext): Promise<Outcome>;
 }
 

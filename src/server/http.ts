@@ -21,8 +21,12 @@ export interface RouteDeps {
    * it declares). A failure is a 400 that names the field.
    */
   body(schema: string): RequestHandler;
-  /** Reserves `n` items under the in-flight cap (429 + Retry-After past it); returns the release. */
-  admit(n: number): () => void;
+  /**
+   * Reserves `n` items under the in-flight cap (429 + Retry-After past it); returns the release.
+   * With the items themselves, also refuses (429) when they would wait for the sandbox longer
+   * than ASSAY_SANDBOX_MAX_WAIT_MS (the scorer knows which verifiers use it and its backlog).
+   */
+  admit(n: number, items?: readonly unknown[]): () => void;
 }
 
 export function routeDeps(runtime: Runtime, metrics: Metrics, limiter: InflightLimiter): RouteDeps {
@@ -50,7 +54,20 @@ export function routeDeps(runtime: Runtime, metrics: Metrics, limiter: InflightL
         step(0)();
       };
     },
-    admit: (n) => limiter.acquire(n, config.retryAfterS),
+    admit: (n, items) => {
+      const waitMs = items ? runtime.scorer.sandboxWaitMs(items) : 0;
+      const bound = config.sandbox.maxWaitMs;
+      if (waitMs > bound) {
+        const retry = Math.max(config.retryAfterS, Math.ceil((waitMs - bound) / 1000));
+        throw new HttpError(
+          429,
+          `sandbox busy: work sent now would wait about ${Math.round(waitMs / 1000)} s for a slot, past the bound of ${Math.round(bound / 1000)} s; retry after ${retry}s (or raise ASSAY_SANDBOX_POOL / ASSAY_SANDBOX_MAX_WAIT_MS)`,
+          undefined,
+          { "Retry-After": String(retry) },
+        );
+      }
+      return limiter.acquire(n, config.retryAfterS);
+    },
   };
 }
 

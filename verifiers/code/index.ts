@@ -104,6 +104,7 @@ export const code = defineVerifier({
     "Runs the completion's program against unit tests in a sandbox: stdin/stdout pairs, function calls (fn_name, class Solution) or assert scripts (HumanEval/MBPP).",
   reference: Type.Union([Type.String({ minLength: 1 }), Type.Object({})]),
   options: Options,
+  usesSandbox: true,
   budgetMs(item) {
     const o = item.options;
     const ref = item.reference as { language?: unknown };
@@ -143,7 +144,10 @@ export const code = defineVerifier({
     const wallMs = Math.max(200, Math.min(plan.wallMs, Math.floor(room / plan.rounds)));
     const limits = { cpuMs: Math.min(o.time_limit_ms, wallMs), wallMs, memoryMb: o.memory_mb };
     const scoring = o.scoring;
-    const run = (req: Omit<RunRequest, "limits" | "signal">) => sandbox.run({ ...req, limits, signal: ctx.signal });
+    // Waiting for a sandbox slot stops the item's clock: its deadline covers its own runs from
+    // when each gets a slot, never its place in a queue shared with other items.
+    const queued = ctx.unclocked?.bind(ctx);
+    const run = (req: Omit<RunRequest, "limits" | "signal">) => sandbox.run({ ...req, limits, signal: ctx.signal, queued });
 
     const details: TestDetail[] = suite.kind === "assert"
       ? await runAsserts(suite, program, run)

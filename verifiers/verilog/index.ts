@@ -190,6 +190,7 @@ export const verilog = defineVerifier({
     "Verilog module equivalence (CodeV-R1 style): the completion's last ```verilog module against a golden module, simulated separately on generated corner/random vectors or clocked sequences with Icarus Verilog; Yosys reads the interfaces.",
   reference: Reference,
   options: Options,
+  usesSandbox: true,
   budgetMs(item) {
     // golden: interface + compile + run; candidate: the same; formal: one more run.
     const runs = 4 + (item.options.formal ? 1 : 0);
@@ -222,7 +223,9 @@ export const verilog = defineVerifier({
     const room = ctx.deadline - Date.now() - 2 * COMPILE_MS - MARGIN_MS;
     const wallMs = Math.max(500, Math.min(wallOf(o), Math.floor(room / runsLeft)));
     const limits = { cpuMs: Math.min(o.time_limit_ms, wallMs), wallMs, memoryMb: o.memory_mb };
-    const run: Run = (req) => sandbox.run({ ...req, limits, signal: ctx.signal });
+    // Waiting for a sandbox slot stops the item's clock (sandbox/README.md#admission).
+    const queued = ctx.unclocked?.bind(ctx);
+    const run: Run = (req) => sandbox.run({ ...req, limits, signal: ctx.signal, queued });
 
     const t0 = Date.now();
     const g = await goldenOf(run, ref.golden, ref.top, o);

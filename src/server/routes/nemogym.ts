@@ -124,7 +124,7 @@ export function nemoGymRoutes({ runtime, body: opening, admit }: RouteDeps): Rou
       reference: b.reference,
       options: isObj(b.options) ? b.options : undefined,
     };
-    const release = admit(1);
+    const release = admit(1, [item]);
     try {
       const result = await scorer.score(item, { signal: clientGone(req, res) });
       res.json({ ...b, ...verdict(result), assay: result });

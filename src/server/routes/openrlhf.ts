@@ -111,7 +111,7 @@ export function openrlhfRoutes({ runtime, body: opening, admit }: RouteDeps): Ro
       }
       return item;
     });
-    const release = admit(n);
+    const release = admit(n, items);
     try {
       const results = await scorer.scoreBatch(items);
       const rewards = results.map((x) => (x.reward === null ? nullRewardRaw : x.reward));

@@ -8,7 +8,7 @@ export function rewardRoutes({ runtime, body, admit }: RouteDeps): Router {
   const r = Router();
 
   r.post("/reward", body("RewardItem"), async (req, res) => {
-    const release = admit(1);
+    const release = admit(1, [req.body]);
     try {
       const result = await scorer.score(req.body, { signal: clientGone(req, res) });
       // The item is the whole request here: an invalid one is a malformed request.
@@ -24,7 +24,7 @@ export function rewardRoutes({ runtime, body, admit }: RouteDeps): Router {
     if (items.length > config.maxBatch) {
       throw new HttpError(413, `batch of ${items.length} items is over the limit of ${config.maxBatch}; split it into smaller batches (or raise ASSAY_MAX_BATCH)`, "items");
     }
-    const release = admit(items.length);
+    const release = admit(items.length, items);
     try {
       res.json({ results: await scorer.scoreBatch(items, { deadlineMs: deadline_ms, signal: clientGone(req, res) }) });
     } finally {

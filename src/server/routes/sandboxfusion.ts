@@ -78,6 +78,20 @@ export function toSandboxFusion(o: RunOutcome): Wire["RunCodeResponse"] & { exec
 
 const arrivedAt = new WeakMap<object, number>();
 
+/**
+ * Overload on /run_code: 504 (verl's client retries a 504 and nothing else; a 429 would score
+ * the test -1 at once), with Retry-After for clients that read it.
+ */
+function busy(why: string, overMs: number, retryAfterS: number): HttpError {
+  const retry = Math.max(retryAfterS, Math.ceil(overMs / 1000));
+  return new HttpError(
+    504,
+    `${why}, so this program could not finish within the caller's timeout; retry it (verl retries a 504). Raise ASSAY_SANDBOX_POOL or lower sandbox_fusion.max_concurrent if this is frequent`,
+    undefined,
+    { "Retry-After": String(retry) },
+  );
+}
+
 export function sandboxFusionRoutes({ runtime, body: opening, admit }: RouteDeps): Router {
   const r = Router();
   const maxWaitMs = runtime.config.sandbox.runCodeMaxWaitMs;
@@ -103,6 +117,9 @@ export function sandboxFusionRoutes({ runtime, body: opening, admit }: RouteDeps
         res.json({ status: "SandboxError", message: (e as Error).message, compile_result: null, run_result: null, executor_pod_name: null, files: {} });
         return;
       }
+      // Refused at once (504, what verl retries) when the backlog says it would not start in time.
+      const waitMs = sandbox.load?.().waitMs ?? 0;
+      if (waitMs > maxWaitMs) throw busy(`the sandbox's backlog would keep this program waiting about ${Math.round(waitMs / 1000)} s`, waitMs - maxWaitMs, runtime.config.retryAfterS);
       const runMs = Math.round(body.run_timeout * 1000);
       const outcome = await sandbox.run({
         language,
@@ -114,9 +131,7 @@ export function sandboxFusionRoutes({ runtime, body: opening, admit }: RouteDeps
         signal: clientGone(req, res),
         startBy,
       });
-      if (outcome.status === "not_started") {
-        throw new HttpError(504, `every sandbox stayed busy for ${maxWaitMs} ms, so this program could not finish within the caller's timeout; retry it (verl retries a 504). Raise ASSAY_SANDBOX_POOL or lower sandbox_fusion.max_concurrent if this is frequent`);
-      }
+      if (outcome.status === "not_started") throw busy(`every sandbox stayed busy for ${maxWaitMs} ms`, 0, runtime.config.retryAfterS);
       const out = toSandboxFusion(outcome);
       if (body.fetch_files?.length) out.message = `${out.message ? out.message + "; " : ""}fetch_files is not supported: no files are returned`;
       res.json(out);

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# A second Docker engine on this machine, for testing ASSAY_DOCKER_HOSTS (the pool spread over
+# several engines): its own data root, exec root, pid file, socket and containerd namespace,
+# no networking (as scripts/setup-sandbox.sh starts the first), and the python sandbox image
+# loaded from the first engine. Idempotent.
+#
+#   bash scripts/docker2.sh start   # prints the socket: unix:///run/assay-docker2.sock
+#   bash scripts/docker2.sh stop
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SOCK=/run/assay-docker2.sock
+HOST=unix://$SOCK
+PIDFILE=/run/assay-docker2.pid
+LOG_DIR=${ASSAY_LOG_DIR:-/var/log/assay}
+
+up() { docker -H "$HOST" info >/dev/null 2>&1; }
+
+case "${1:-start}" in
+  start)
+    if ! up; then
+      mkdir -p "$LOG_DIR" /var/lib/assay-docker2 /run/assay-docker2
+      nohup dockerd --data-root /var/lib/assay-docker2 --exec-root /run/assay-docker2 --pidfile "$PIDFILE" \
+        -H "$HOST" --bridge=none --iptables=false --ip6tables=false --ip-forward=false --ip-masq=false \
+        --containerd-namespace assay2 --containerd-plugins-namespace assay2-plugins \
+        >"$LOG_DIR/dockerd2.log" 2>&1 &
+      for _ in $(seq 1 120); do up && break; sleep 0.5; done
+      up || { tail -20 "$LOG_DIR/dockerd2.log" >&2; exit 1; }
+    fi
+    # The python sandbox image (its tag is its recipe's hash), copied over from the first engine.
+    tag=$(npx --no-install tsx -e 'import("./sandbox/images.js").then(m => console.log(m.imageTag(m.recipeFor("python"))))')
+    if ! docker -H "$HOST" image inspect "$tag" >/dev/null 2>&1; then
+      docker save "$tag" | docker -H "$HOST" load >/dev/null
+    fi
+    echo "$HOST"
+    ;;
+  stop)
+    if [ -f "$PIDFILE" ]; then kill "$(cat "$PIDFILE")" 2>/dev/null || true; fi
+    for _ in $(seq 1 40); do up || break; sleep 0.5; done
+    ;;
+  *) echo "usage: $0 start|stop" >&2; exit 2 ;;
+esac
