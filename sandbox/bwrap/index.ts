@@ -9,14 +9,14 @@
  */
 import { rm } from "node:fs/promises";
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, renameSync, chownSync, writeFileSync, copyFileSync, mkdtempSync, chmodSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, chownSync, writeFileSync, cpSync, mkdtempSync, chmodSync, readdirSync, statSync, lstatSync } from "node:fs";
 import { join, dirname, normalize } from "node:path";
 import { tmpdir } from "node:os";
-import type { RunOutcome, RunRequest, RunStatus, Sandbox, RunLimits } from "../types.js";
-import { LANGUAGES } from "../languages.js";
+import type { RunOutcome, RunRequest, RunStatus, Sandbox } from "../types.js";
+import { LANGUAGES, notBuiltReason } from "../languages.js";
 import { hasPython, recipeFor, rootfsDir } from "../images.js";
 import type { SandboxConfig } from "../../src/core/config.js";
-import { limitsOf, makeJob, notStarted, NotStartedError, sandboxError, specOf } from "../job.js";
+import { limitsOf, makeJob, notStarted, NotStartedError, sandboxError, specOf, type JobLimits } from "../job.js";
 import { spawnCapped, signalOfExit, type CappedResult } from "../process.js";
 import { SlotCgroups } from "./cgroups.js";
 
@@ -79,7 +79,7 @@ export class BwrapSandbox implements Sandbox {
   readonly cgroups: SlotCgroups | string;
 
   constructor(private readonly rootfs: Record<string, string>, private readonly opts: BwrapOptions) {
-    this.languages = Object.keys(LANGUAGES).filter((l) => rootfs[LANGUAGES[l].image]);
+    this.languages = Object.keys(LANGUAGES).filter((l) => rootfs[LANGUAGES[l].image ?? ""]);
     for (let i = 0; i < opts.slots; i++) this.free.push(i);
     removeStaleScratch();
     this.base = mkdtempSync(join(tmpdir(), `assay-bwrap-${process.pid}-`));
@@ -138,13 +138,16 @@ export class BwrapSandbox implements Sandbox {
     }
   }
 
-  private exec(slot: number, rootfs: string, dir: string, argv: string[], limits: RunLimits, stdin: string, signal?: AbortSignal): Promise<CappedResult> {
+  private exec(slot: number, rootfs: string, dir: string, argv: string[], limits: JobLimits, env: Record<string, string>, stdin: string, signal?: AbortSignal): Promise<CappedResult> {
     const cpuS = Math.max(1, Math.ceil(limits.cpuMs / 1000));
     const uid = BASE_UID + slot;
+    // A VM's spec lifts the address-space rlimit (0) and leaves memory to the slot's cgroup;
+    // where there is no cgroup, a generous rlimit still bounds it.
+    const as = limits.addressSpaceMb || (typeof this.cgroups === "string" ? limits.memoryMb + 4096 : 0);
     const pl = [
       this.opts.prlimit,
       `--cpu=${cpuS}:${cpuS + 1}`,
-      `--as=${limits.memoryMb * 1024 * 1024}`,
+      `--as=${as ? as * 1024 * 1024 : "unlimited"}`,
       "--nofile=256",
       `--fsize=${64 << 20}`,
       "--core=0",
@@ -159,6 +162,7 @@ export class BwrapSandbox implements Sandbox {
       "--bind", dir, "/sandbox/run", "--chdir", "/sandbox/run",
       "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/sandbox/run",
       "--setenv", "TMPDIR", "/sandbox/run", "--setenv", "LANG", "C.UTF-8",
+      ...Object.entries(env).flatMap(([k, v]) => ["--setenv", k, v]),
       "--uid", "65534", "--gid", "65534",
       "--json-status-fd", "3",
       "--",
@@ -184,8 +188,8 @@ export class BwrapSandbox implements Sandbox {
 
   async run(req: RunRequest): Promise<RunOutcome> {
     const spec = specOf(req.language);
-    const rootfs = spec && this.rootfs[spec.image];
-    if (!spec || !rootfs) return sandboxError(`the bwrap backend does not run ${JSON.stringify(req.language)}; it runs ${this.languages.join(", ")}`);
+    const rootfs = spec?.image && this.rootfs[spec.image];
+    if (!spec || !rootfs) return sandboxError(notBuiltReason(req.language) ?? `the bwrap backend does not run ${JSON.stringify(req.language)}; it runs ${this.languages.join(", ")}`);
     const limits = limitsOf(req);
     const job = makeJob(req, spec, limits);
     let slot: number;
@@ -206,7 +210,7 @@ export class BwrapSandbox implements Sandbox {
         compile = c.compile;
       }
       const ooms = typeof this.cgroups === "string" ? 0 : this.cgroups.oomKills(slot);
-      const r = await this.execRetrying(slot, rootfs, dir, job.argv, limits, job.stdin, req.signal);
+      const r = await this.execRetrying(slot, rootfs, dir, job.argv, job.limits, job.env, job.stdin, req.signal);
       if (r.spawnError) return sandboxError(`cannot start bwrap: ${r.spawnError}`);
       if (r.killedBy === "aborted") return sandboxError("aborted", r.wallMs);
       if (isSetupFailure(r)) return sandboxError(`bwrap failed: ${r.stderr.trim().slice(0, 300)}`, r.wallMs);
@@ -214,7 +218,7 @@ export class BwrapSandbox implements Sandbox {
       const sig = r.signal ?? signalOfExit(r.exitCode);
       const stderr = programStderr(r).stderr;
       return {
-        status: this.statusOf(r, sig, stderr, slot, ooms),
+        status: this.statusOf(r, sig, stderr, slot, ooms, job.oom),
         exitCode: sig ? null : r.exitCode,
         signal: sig,
         stdout: r.stdout,
@@ -241,12 +245,13 @@ export class BwrapSandbox implements Sandbox {
     const cached = join(this.base, "cache", step.key);
     const target = join(dir, step.output);
     if (existsSync(cached)) {
-      copyFileSync(cached, target);
-      if (this.root) chownSync(target, BASE_UID + slot, BASE_UID + slot);
-      chmodSync(target, 0o755);
+      // A file (a binary) or a directory (Java's classes).
+      cpSync(cached, target, { recursive: true });
+      if (this.root) chownTree(target, BASE_UID + slot);
+      if (!statSync(target).isDirectory()) chmodSync(target, 0o755);
       return { compile: { status: "finished", stdout: "", stderr: "", wallMs: 0 } };
     }
-    const raw = await this.exec(slot, rootfs, dir, step.argv, step.limits, "", signal);
+    const raw = await this.exec(slot, rootfs, dir, step.argv, step.limits, step.env, "", signal);
     if (raw.spawnError) return { failed: sandboxError(`cannot start bwrap: ${raw.spawnError}`) };
     if (isSetupFailure(raw)) return { failed: sandboxError(`bwrap failed: ${raw.stderr.trim().slice(0, 300)}`) };
     const c = programStderr(raw);
@@ -258,7 +263,7 @@ export class BwrapSandbox implements Sandbox {
     // Copied under a temporary name, then renamed: a run of the same program starting meanwhile
     // sees either no binary or a whole one, never a half-written file.
     const partial = `${cached}.${process.pid}.${++this.runs}.partial`;
-    copyFileSync(target, partial);
+    cpSync(target, partial, { recursive: true });
     renameSync(partial, cached);
     return { compile };
   }
@@ -277,12 +282,13 @@ export class BwrapSandbox implements Sandbox {
   }
 
   /** What ended the program: our limits first, then the kernel's and the runtime's own words. */
-  private statusOf(r: { killedBy?: RunStatus | "aborted" | null; exitCode: number | null }, sig: string | null, stderr: string, slot: number, ooms: number): RunStatus {
-    const tail = stderr.slice(-2000);
+  private statusOf(r: { killedBy?: RunStatus | "aborted" | null; exitCode: number | null }, sig: string | null, stderr: string, slot: number, ooms: number, oomMarkers: string[]): RunStatus {
+    // Runtimes print the out-of-memory line first and a stack dump after it (Go, V8): both ends.
+    const tail = stderr.slice(0, 2000) + stderr.slice(-2000);
     if (r.killedBy && r.killedBy !== "aborted") return r.killedBy;
     if (sig === "SIGXCPU") return "time_limit";
     if (typeof this.cgroups !== "string" && this.cgroups.oomKills(slot) > ooms) return "memory_limit";
-    if ((/MemoryError/.test(tail) || /std::bad_alloc/.test(tail)) && r.exitCode !== 0) return "memory_limit";
+    if ((r.exitCode !== 0 || sig) && oomMarkers.some((m) => tail.includes(m))) return "memory_limit";
     if (sig === "SIGKILL") return "memory_limit";
     if (sig) return "runtime_error";
     return "finished";
@@ -291,6 +297,16 @@ export class BwrapSandbox implements Sandbox {
   async close(): Promise<void> {
     await removeTree(this.base);
     if (typeof this.cgroups !== "string") this.cgroups.close(this.opts.slots);
+  }
+}
+
+/** chown of a compile output, a file or every entry of a directory. */
+function chownTree(p: string, uid: number): void {
+  chownSync(p, uid, uid);
+  if (!lstatSync(p).isDirectory()) return;
+  for (const n of readdirSync(p, { recursive: true }) as string[]) {
+    const q = join(p, n);
+    if (!lstatSync(q).isSymbolicLink()) chownSync(q, uid, uid);
   }
 }
 
@@ -320,7 +336,7 @@ export async function openBwrap(c: Pick<SandboxConfig, "rootfs" | "poolSize">): 
     return { sandbox: null, note: `bwrap: ${!bwrap ? "bubblewrap" : "prlimit (util-linux)"} is not installed; apt-get install bubblewrap (scripts/setup-sandbox.sh does)` };
   }
   const rootfs: Record<string, string> = {};
-  for (const name of new Set(Object.values(LANGUAGES).map((l) => l.image))) {
+  for (const name of new Set(Object.values(LANGUAGES).flatMap((l) => (l.image ? [l.image] : [])))) {
     const r = recipeFor(name);
     if (r && hasPython(rootfsDir(r, c))) {
       rootfs[name] = rootfsDir(r, c);
