@@ -59,6 +59,10 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
   },
   "python-sci": {
     image: "python-sci", file: "main.py", argv: ["python3", "main.py"], oomMarkers: PY_OOM,
+    // One BLAS thread (each would reserve its own buffers; one core per container anyway), and
+    // 256 MiB of address space for the libraries' mappings (importing all six maps 170 MiB).
+    env: { OPENBLAS_NUM_THREADS: "1", OMP_NUM_THREADS: "1" },
+    addressSpaceMb: (mb) => mb + 256,
     aliases: ["python-sci", "python_sci", "python3-sci"], fence: "python",
   },
   cpp: {

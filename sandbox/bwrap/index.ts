@@ -218,7 +218,7 @@ export class BwrapSandbox implements Sandbox {
       const sig = r.signal ?? signalOfExit(r.exitCode);
       const stderr = programStderr(r).stderr;
       return {
-        status: this.statusOf(r, sig, stderr, slot, ooms, job.oom),
+        status: this.statusOf(r, sig, stderr, slot, ooms, job.oom, job.limits.cpuMs),
         exitCode: sig ? null : r.exitCode,
         signal: sig,
         stdout: r.stdout,
@@ -282,14 +282,16 @@ export class BwrapSandbox implements Sandbox {
   }
 
   /** What ended the program: our limits first, then the kernel's and the runtime's own words. */
-  private statusOf(r: { killedBy?: RunStatus | "aborted" | null; exitCode: number | null }, sig: string | null, stderr: string, slot: number, ooms: number, oomMarkers: string[]): RunStatus {
+  private statusOf(r: { killedBy?: RunStatus | "aborted" | null; exitCode: number | null; wallMs: number }, sig: string | null, stderr: string, slot: number, ooms: number, oomMarkers: string[], cpuMs: number): RunStatus {
     // Runtimes print the out-of-memory line first and a stack dump after it (Go, V8): both ends.
     const tail = stderr.slice(0, 2000) + stderr.slice(-2000);
     if (r.killedBy && r.killedBy !== "aborted") return r.killedBy;
     if (sig === "SIGXCPU") return "time_limit";
     if (typeof this.cgroups !== "string" && this.cgroups.oomKills(slot) > ooms) return "memory_limit";
     if ((r.exitCode !== 0 || sig) && oomMarkers.some((m) => tail.includes(m))) return "memory_limit";
-    if (sig === "SIGKILL") return "memory_limit";
+    // SIGKILL is the CPU rlimit's hard limit (a runtime that ignores SIGXCPU, as Go's does) once
+    // the run has lasted past it, else the memory cgroup's or the kernel's OOM killer.
+    if (sig === "SIGKILL") return r.wallMs >= Math.ceil(cpuMs / 1000) * 1000 ? "time_limit" : "memory_limit";
     if (sig) return "runtime_error";
     return "finished";
   }
