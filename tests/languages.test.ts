@@ -17,6 +17,9 @@ import { makeJob } from "../sandbox/job.js";
 import { testApp, fakeSandbox } from "./helpers.js";
 import { IN_CI, openBwrapForTests, openDockerForTests } from "./sandboxes.js";
 import { SAMPLES } from "./languages-samples.js";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { fileURLToPath } from "node:url";
 
 describe("the languages table", () => {
   test("every SandboxFusion language name whose toolchain ships resolves, case as SandboxFusion writes it", () => {
@@ -55,6 +58,16 @@ describe("the languages table", () => {
     makeJob({ language: "java", code }, LANGUAGES.java, { wallMs: 1, cpuMs: 1, memoryMb: 64, outputBytes: 1, pids: 1 });
     assert.ok(performance.now() - t < 200);
   });
+});
+
+test("`assay sandbox build --lang` with an unknown language fails listing the known ones", async () => {
+  const root = fileURLToPath(new URL("..", import.meta.url));
+  const r = await promisify(execFile)(process.execPath, ["--import", "tsx", "src/cli/main.ts", "sandbox", "build", "--lang", "java,cobol"], { cwd: root }).then(
+    () => assert.fail("it succeeded"),
+    (e: { code: number; stderr: string }) => e,
+  );
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /unknown language "cobol"; known: all, python, .*java, go, rust, typescript, csharp, ruby, php, lua, perl, r/);
 });
 
 describe("a language whose image is not built", () => {
