@@ -90,7 +90,7 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
     addressSpaceMb: () => 0,
     oomMarkers: ["java.lang.OutOfMemoryError"],
     main: javaMain,
-    aliases: ["java", "junit"],
+    aliases: ["java"],
   },
   go: {
     image: "go", file: "main.go",
