@@ -155,6 +155,15 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
     image: "r", file: "main.R", argv: ["Rscript", "--vanilla", "main.R"], oomMarkers: ["cannot allocate vector", "cannot allocate memory"],
     aliases: ["R", "r", "rscript"],
   },
+  // Icarus Verilog: main.v holds the top (a testbench); `vvp -n` ends the run at $stop too.
+  verilog: {
+    image: "verilog", file: "main.v",
+    compile: { argv: ["iverilog", "-g2012", "-o", "main", "main.v"], output: "main", wallMs: 10_000, addressSpaceMb: 2048 },
+    argv: ["vvp", "-n", "main"], oomMarkers: [],
+    aliases: ["verilog", "v", "systemverilog", "sv", "iverilog"],
+  },
+  // A Yosys script in the same image (verifiers/verilog reads interfaces and checks equivalence with it).
+  yosys: { image: "verilog", file: "main.ys", argv: ["yosys", "-q", "-s", "main.ys"], oomMarkers: [], aliases: ["yosys"] },
 };
 
 /**
