@@ -159,11 +159,11 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
   verilog: {
     image: "verilog", file: "main.v",
     compile: { argv: ["iverilog", "-g2012", "-o", "main", "main.v"], output: "main", wallMs: 10_000, addressSpaceMb: 2048 },
-    argv: ["vvp", "-n", "main"], oomMarkers: [],
+    argv: ["vvp", "-n", "main"], oomMarkers: ["std::bad_alloc"],
     aliases: ["verilog", "v", "systemverilog", "sv", "iverilog"],
   },
   // A Yosys script in the same image (verifiers/verilog reads interfaces and checks equivalence with it).
-  yosys: { image: "verilog", file: "main.ys", argv: ["yosys", "-q", "-s", "main.ys"], oomMarkers: [], aliases: ["yosys"] },
+  yosys: { image: "verilog", file: "main.ys", argv: ["yosys", "-q", "-s", "main.ys"], oomMarkers: ["std::bad_alloc"], aliases: ["yosys"] },
 };
 
 /**

@@ -23,7 +23,7 @@ import { fileURLToPath } from "node:url";
 
 describe("the languages table", () => {
   test("every SandboxFusion language name whose toolchain ships resolves, case as SandboxFusion writes it", () => {
-    const sf = ["python", "cpp", "nodejs", "go", "java", "csharp", "typescript", "rust", "php", "bash", "lua", "R", "perl", "ruby"];
+    const sf = ["python", "cpp", "nodejs", "go", "java", "csharp", "typescript", "rust", "php", "bash", "lua", "R", "perl", "ruby", "verilog"];
     for (const n of sf) assert.ok(canonicalLanguage(n), n);
     assert.equal(canonicalLanguage("R"), "r");
     assert.equal(canonicalLanguage("nodejs"), "javascript");
