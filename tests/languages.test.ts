@@ -179,6 +179,10 @@ for (const [backend, open] of [["docker", () => openDockerForTests(2)], ["bwrap"
         const lean = await reward("python", program);
         assert.equal(lean.reward, 0);
         assert.match(lean.reason, /ModuleNotFoundError: No module named 'numpy'/);
+        if (backend !== "docker") return;
+        const rc = await request(app).post("/run_code").send({ code: program, language: "python-sci", stdin: "2 3\n", run_timeout: 10 }).expect(200);
+        assert.equal(rc.body.status, "Success", JSON.stringify(rc.body));
+        assert.equal(rc.body.run_result.stdout, "5\n");
       });
       test("assert tests (HumanEval style) run in python-sci too", async () => {
         const res = await request(app).post("/reward").send({
