@@ -149,6 +149,7 @@ async function debootstrap(r: Recipe, dir: string, log: Log, c: ImageConfig): Pr
 export async function buildImage(r: Recipe, c: ImageConfig, log: Log, opts: { force?: boolean } = {}): Promise<string> {
   const tag = imageTag(r);
   const dir = rootfsDir(r, c);
+  const t0 = Date.now();
   const haveImage = !opts.force && (await imageExists(tag));
   const haveRootfs = !opts.force && hasPython(dir);
   if (haveImage && haveRootfs) {
@@ -177,12 +178,15 @@ export async function buildImage(r: Recipe, c: ImageConfig, log: Log, opts: { fo
       await sh("docker", ["rm", "-f", id], log).catch(() => {});
     }
   }
-  log(`${r.name}: ${tag} ready`);
+  log(`${r.name}: ${tag} ready (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
   return tag;
 }
 
 /** Builds the recipes (all, or those named) in parallel: each is mostly downloads and disk. */
 export async function buildAll(c: ImageConfig, log: Log, opts: { force?: boolean; only?: string[] } = {}): Promise<string[]> {
-  const recipes = loadRecipes().filter((r) => !opts.only?.length || opts.only.includes(r.name));
+  const all = loadRecipes();
+  const unknown = (opts.only ?? []).filter((n) => !all.some((r) => r.name === n));
+  if (unknown.length) throw new Error(`no recipe named ${unknown.join(", ")}; recipes: ${all.map((r) => r.name).join(", ")}`);
+  const recipes = all.filter((r) => !opts.only?.length || opts.only.includes(r.name));
   return Promise.all(recipes.map((r) => buildImage(r, c, log, opts)));
 }

@@ -6,7 +6,7 @@
  * unsandboxed.
  */
 import type { RunOutcome, RunRequest, Sandbox, SandboxLoad } from "./types.js";
-import { canonicalLanguage } from "./languages.js";
+import { canonicalLanguage, notBuiltReason } from "./languages.js";
 import type { SandboxConfig } from "../src/core/config.js";
 
 export interface SandboxChoice {
@@ -33,7 +33,8 @@ export class CompositeSandbox implements Sandbox {
     if (!b) {
       return Promise.resolve({
         status: "sandbox_error", exitCode: null, signal: null, stdout: "", stderr: "", truncated: false, wallMs: 0, cpuMs: null,
-        message: `no sandbox here runs ${JSON.stringify(req.language)} (it runs ${this.languages.join(", ")})` + (this.missing ? `: ${this.missing}` : ""),
+        message: (this.missing ? undefined : notBuiltReason(req.language)) ??
+          `no sandbox here runs ${JSON.stringify(req.language)} (it runs ${this.languages.join(", ")})` + (this.missing ? `: ${this.missing}` : ""),
       });
     }
     return b.run({ ...req, language: canonicalLanguage(req.language) ?? req.language });

@@ -3,13 +3,20 @@ import { createHash } from "node:crypto";
 import { DEFAULT_LIMITS, type RunLimits, type RunOutcome, type RunRequest } from "./types.js";
 import { LANGUAGES, canonicalLanguage, type LanguageSpec } from "./languages.js";
 
+/** Limits as the runner applies them: `addressSpaceMb` is the RLIMIT_AS (0: none), memoryMb the cgroup's share. */
+export type JobLimits = RunLimits & { nproc?: number; addressSpaceMb: number };
+
 export interface RunnerJob {
   id: number;
   argv: string[];
+  /** Added to the runner's fixed environment (PATH, LANG, HOME and TMPDIR = the scratch). */
+  env: Record<string, string>;
   files: Record<string, string>;
   stdin: string;
-  limits: RunLimits & { nproc?: number };
-  compile?: { argv: string[]; output: string; key: string; limits: RunLimits };
+  limits: JobLimits;
+  /** What the runtime prints when it runs out of memory (with a non-zero exit: memory_limit). */
+  oom: string[];
+  compile?: { argv: string[]; env: Record<string, string>; output: string; key: string; limits: JobLimits };
 }
 
 export function limitsOf(req: RunRequest, cap?: Partial<RunLimits>): RunLimits {
@@ -31,6 +38,11 @@ export function specOf(language: string): LanguageSpec | undefined {
 /** String.prototype.toWellFormed (Node 20 has it; TypeScript's ES2022 lib does not declare it). */
 const wellFormed = (s: string): string => (s as string & { toWellFormed(): string }).toWellFormed();
 
+/** Fills {memoryMb}, {heapMb} and {main} in a spec's argument or environment template. */
+function fill(t: string, vars: Record<string, string>): string {
+  return t.replace(/\{(memoryMb|heapMb|main)\}/g, (_, k: string) => vars[k] ?? "");
+}
+
 let seq = 0;
 /**
  * The runner's job. Texts are made well-formed UTF-16 first (a lone surrogate becomes U+FFFD):
@@ -38,17 +50,33 @@ let seq = 0;
  * the machinery's (null) instead of the program's.
  */
 export function makeJob(req: RunRequest, spec: LanguageSpec, limits: RunLimits): RunnerJob {
+  const code = wellFormed(req.code);
+  const vars = { memoryMb: String(limits.memoryMb), heapMb: String(Math.max(16, Math.floor(limits.memoryMb * 0.75))), main: spec.main?.(code) ?? "" };
+  const env = (e?: Record<string, string>) => Object.fromEntries(Object.entries(e ?? {}).map(([k, v]) => [k, fill(v, vars)]));
   const files: Record<string, string> = {};
   for (const [name, text] of Object.entries(req.files ?? {})) files[wellFormed(name)] = wellFormed(text);
-  files[spec.file] = wellFormed(req.code);
-  const job: RunnerJob = { id: ++seq, argv: spec.argv, files, stdin: wellFormed(req.stdin ?? ""), limits };
+  const file = fill(spec.file, vars);
+  files[file] = code;
+  const job: RunnerJob = {
+    id: ++seq,
+    argv: spec.argv.map((a) => fill(a, vars)),
+    env: env(spec.env),
+    files,
+    stdin: wellFormed(req.stdin ?? ""),
+    limits: { ...limits, addressSpaceMb: spec.addressSpaceMb ? spec.addressSpaceMb(limits.memoryMb) : limits.memoryMb },
+    oom: spec.oomMarkers,
+  };
   if (spec.compile) {
-    const compileMs = req.compileWallMs ?? 10_000;
+    const compileMs = req.compileWallMs ?? spec.compile.wallMs;
+    const argv = spec.compile.argv.map((a) => fill(a, vars));
+    const cenv = env(spec.compile.env);
     job.compile = {
-      argv: spec.compile.argv,
+      argv,
+      env: cenv,
       output: spec.compile.output,
-      key: createHash("sha256").update(JSON.stringify([spec.compile.argv, files])).digest("hex"),
-      limits: { wallMs: compileMs, cpuMs: compileMs, memoryMb: 2048, outputBytes: 1 << 16, pids: 64 },
+      // Everything that changes the output: the image, the command, its environment and every file.
+      key: createHash("sha256").update(JSON.stringify([spec.image, argv, cenv, spec.compile.output, files])).digest("hex"),
+      limits: { wallMs: compileMs, cpuMs: compileMs, memoryMb: 2048, addressSpaceMb: spec.compile.addressSpaceMb, outputBytes: 1 << 16, pids: 64 },
     };
   }
   return job;

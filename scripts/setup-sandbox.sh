@@ -2,7 +2,8 @@
 # Sandboxes for the code verifier: a Docker engine with the sandbox images, and bubblewrap.
 # Idempotent and non-interactive: installs what is missing, starts dockerd if no engine
 # answers (no bridge, no iptables: every sandbox container runs with NetworkMode none), and
-# builds the images with `npx assay sandbox build`, which skips images that already exist.
+# builds every language's image with `npx assay sandbox build --lang all`, which skips images
+# that already exist.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
@@ -39,4 +40,7 @@ if ! engine_up; then
   fi
 fi
 
-npx --no-install assay sandbox build
+# Every language's image (tests/languages.test.ts runs each; under CI=true a missing one fails):
+# the recipes build in parallel, about 6-8 minutes in all on a 2-core machine, each skipped once
+# built. `npx assay sandbox build` alone builds only python and cpp.
+npx --no-install assay sandbox build --lang all

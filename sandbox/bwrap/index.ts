@@ -13,15 +13,15 @@
  */
 import { rm } from "node:fs/promises";
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, renameSync, chownSync, writeFileSync, copyFileSync, mkdtempSync, chmodSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, chownSync, writeFileSync, cpSync, mkdtempSync, chmodSync, readdirSync, readFileSync, statSync, lstatSync } from "node:fs";
 import { join, dirname, normalize } from "node:path";
 import { tmpdir } from "node:os";
-import type { RunOutcome, RunRequest, RunStatus, Sandbox, RunLimits, SandboxLoad } from "../types.js";
+import type { RunOutcome, RunRequest, RunStatus, Sandbox, SandboxLoad } from "../types.js";
 import { Ledger } from "../load.js";
-import { LANGUAGES } from "../languages.js";
+import { LANGUAGES, notBuiltReason } from "../languages.js";
 import { hasPython, recipeFor, rootfsDir } from "../images.js";
 import type { SandboxConfig } from "../../src/core/config.js";
-import { limitsOf, makeJob, notStarted, NotStartedError, sandboxError, specOf } from "../job.js";
+import { limitsOf, makeJob, notStarted, NotStartedError, sandboxError, specOf, type JobLimits } from "../job.js";
 import { spawnCapped, signalOfExit, type CappedResult } from "../process.js";
 import { SlotCgroups } from "./cgroups.js";
 import { PACKAGE_ROOT } from "../paths.js";
@@ -123,7 +123,7 @@ export class BwrapSandbox implements Sandbox {
   readonly seccomp: Buffer | string;
 
   constructor(private readonly rootfs: Record<string, string>, private readonly opts: BwrapOptions) {
-    this.languages = Object.keys(LANGUAGES).filter((l) => rootfs[LANGUAGES[l].image]);
+    this.languages = Object.keys(LANGUAGES).filter((l) => rootfs[LANGUAGES[l].image ?? ""]);
     for (let i = 0; i < opts.slots; i++) this.free.push(i);
     this.ledger = new Ledger(opts.slots);
     removeStaleScratch();
@@ -188,9 +188,12 @@ export class BwrapSandbox implements Sandbox {
    * One bubblewrap sandbox. `scratch`: a host directory bound at /sandbox/run (the compile step,
    * whose output is kept), or the files of a run, copied into a fresh tmpfs of ASSAY_SANDBOX_SCRATCH_MB.
    */
-  private exec(slot: number, rootfs: string, scratch: string | RunFiles, argv: string[], limits: RunLimits, stdin: string, signal?: AbortSignal): Promise<CappedResult> {
+  private exec(slot: number, rootfs: string, scratch: string | RunFiles, argv: string[], limits: JobLimits, env: Record<string, string>, stdin: string, signal?: AbortSignal): Promise<CappedResult> {
     const cpuS = Math.max(1, Math.ceil(limits.cpuMs / 1000));
     const uid = BASE_UID + slot;
+    // A VM's spec lifts the address-space rlimit (0) and leaves memory to the slot's cgroup;
+    // where there is no cgroup, a generous rlimit still bounds it.
+    const as = limits.addressSpaceMb || (typeof this.cgroups === "string" ? limits.memoryMb + 4096 : 0);
     // Descriptors 4, 5, ...: the seccomp filter, then each file of a run.
     const inputs: (string | Buffer)[] = typeof this.seccomp === "string" ? [] : [this.seccomp];
     const mounts: string[] = [];
@@ -213,7 +216,7 @@ export class BwrapSandbox implements Sandbox {
     const pl = [
       this.opts.prlimit,
       `--cpu=${cpuS}:${cpuS + 1}`,
-      `--as=${limits.memoryMb * 1024 * 1024}`,
+      `--as=${as ? as * 1024 * 1024 : "unlimited"}`,
       "--nofile=256",
       `--fsize=${64 << 20}`,
       "--core=0",
@@ -229,6 +232,7 @@ export class BwrapSandbox implements Sandbox {
       "--chdir", SCRATCH,
       "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/sandbox/run",
       "--setenv", "TMPDIR", "/sandbox/run", "--setenv", "LANG", "C.UTF-8",
+      ...Object.entries(env).flatMap(([k, v]) => ["--setenv", k, v]),
       "--uid", "65534", "--gid", "65534",
       "--json-status-fd", "3",
       ...(typeof this.seccomp === "string" ? [] : ["--seccomp", "4"]),
@@ -256,8 +260,8 @@ export class BwrapSandbox implements Sandbox {
 
   async run(req: RunRequest): Promise<RunOutcome> {
     const spec = specOf(req.language);
-    const rootfs = spec && this.rootfs[spec.image];
-    if (!spec || !rootfs) return sandboxError(`the bwrap backend does not run ${JSON.stringify(req.language)}; it runs ${this.languages.join(", ")}`);
+    const rootfs = spec?.image && this.rootfs[spec.image];
+    if (!spec || !rootfs) return sandboxError(notBuiltReason(req.language) ?? `the bwrap backend does not run ${JSON.stringify(req.language)}; it runs ${this.languages.join(", ")}`);
     const limits = limitsOf(req, { memoryMb: this.opts.memoryMb, pids: this.opts.pids });
     const job = makeJob(req, spec, limits);
     let slot: number;
@@ -284,7 +288,7 @@ export class BwrapSandbox implements Sandbox {
         files.binds.push({ name: job.compile.output, host: join(dir, job.compile.output) });
       }
       const ooms = typeof this.cgroups === "string" ? 0 : this.cgroups.oomKills(slot);
-      const r = await this.execRetrying(slot, rootfs, files, job.argv, limits, job.stdin, req.signal);
+      const r = await this.execRetrying(slot, rootfs, files, job.argv, job.limits, job.env, job.stdin, req.signal);
       if (r.spawnError) return sandboxError(`cannot start bwrap: ${r.spawnError}`);
       if (r.killedBy === "aborted") return sandboxError("aborted", r.wallMs);
       if (isSetupFailure(r)) return sandboxError(`bwrap failed: ${r.stderr.trim().slice(0, 300)}`, r.wallMs);
@@ -292,7 +296,7 @@ export class BwrapSandbox implements Sandbox {
       const sig = r.signal ?? signalOfExit(r.exitCode);
       const stderr = programStderr(r).stderr;
       return {
-        status: this.statusOf(r, sig, stderr, slot, ooms),
+        status: this.statusOf(r, sig, stderr, slot, ooms, job.oom, job.limits.cpuMs),
         exitCode: sig ? null : r.exitCode,
         signal: sig,
         stdout: r.stdout,
@@ -320,12 +324,13 @@ export class BwrapSandbox implements Sandbox {
     const cached = join(this.base, "cache", step.key);
     const target = join(dir, step.output);
     if (existsSync(cached)) {
-      copyFileSync(cached, target);
-      if (this.root) chownSync(target, BASE_UID + slot, BASE_UID + slot);
-      chmodSync(target, 0o755);
+      // A file (a binary) or a directory (Java's classes).
+      cpSync(cached, target, { recursive: true });
+      if (this.root) chownTree(target, BASE_UID + slot);
+      if (!statSync(target).isDirectory()) chmodSync(target, 0o755);
       return { compile: { status: "finished", stdout: "", stderr: "", wallMs: 0 } };
     }
-    const raw = await this.exec(slot, rootfs, dir, step.argv, step.limits, "", signal);
+    const raw = await this.exec(slot, rootfs, dir, step.argv, step.limits, step.env, "", signal);
     if (raw.spawnError) return { failed: sandboxError(`cannot start bwrap: ${raw.spawnError}`) };
     if (isSetupFailure(raw)) return { failed: sandboxError(`bwrap failed: ${raw.stderr.trim().slice(0, 300)}`) };
     const c = programStderr(raw);
@@ -337,7 +342,7 @@ export class BwrapSandbox implements Sandbox {
     // Copied under a temporary name, then renamed: a run of the same program starting meanwhile
     // sees either no binary or a whole one, never a half-written file.
     const partial = `${cached}.${process.pid}.${++this.runs}.partial`;
-    copyFileSync(target, partial);
+    cpSync(target, partial, { recursive: true });
     renameSync(partial, cached);
     return { compile };
   }
@@ -356,13 +361,16 @@ export class BwrapSandbox implements Sandbox {
   }
 
   /** What ended the program: our limits first, then the kernel's and the runtime's own words. */
-  private statusOf(r: { killedBy?: RunStatus | "aborted" | null; exitCode: number | null }, sig: string | null, stderr: string, slot: number, ooms: number): RunStatus {
-    const tail = stderr.slice(-2000);
+  private statusOf(r: { killedBy?: RunStatus | "aborted" | null; exitCode: number | null; wallMs: number }, sig: string | null, stderr: string, slot: number, ooms: number, oomMarkers: string[], cpuMs: number): RunStatus {
+    // Runtimes print the out-of-memory line first and a stack dump after it (Go, V8): both ends.
+    const tail = stderr.slice(0, 2000) + stderr.slice(-2000);
     if (r.killedBy && r.killedBy !== "aborted") return r.killedBy;
     if (sig === "SIGXCPU") return "time_limit";
     if (typeof this.cgroups !== "string" && this.cgroups.oomKills(slot) > ooms) return "memory_limit";
-    if ((/MemoryError/.test(tail) || /std::bad_alloc/.test(tail)) && r.exitCode !== 0) return "memory_limit";
-    if (sig === "SIGKILL") return "memory_limit";
+    if ((r.exitCode !== 0 || sig) && oomMarkers.some((m) => tail.includes(m))) return "memory_limit";
+    // SIGKILL is the CPU rlimit's hard limit (a runtime that ignores SIGXCPU, as Go's does) once
+    // the run has lasted past it, else the memory cgroup's or the kernel's OOM killer.
+    if (sig === "SIGKILL") return r.wallMs >= Math.ceil(cpuMs / 1000) * 1000 ? "time_limit" : "memory_limit";
     if (sig) return "runtime_error";
     return "finished";
   }
@@ -374,6 +382,16 @@ export class BwrapSandbox implements Sandbox {
   async close(): Promise<void> {
     await removeTree(this.base);
     if (typeof this.cgroups !== "string") this.cgroups.close(this.opts.slots);
+  }
+}
+
+/** chown of a compile output, a file or every entry of a directory. */
+function chownTree(p: string, uid: number): void {
+  chownSync(p, uid, uid);
+  if (!lstatSync(p).isDirectory()) return;
+  for (const n of readdirSync(p, { recursive: true }) as string[]) {
+    const q = join(p, n);
+    if (!lstatSync(q).isSymbolicLink()) chownSync(q, uid, uid);
   }
 }
 
@@ -403,7 +421,7 @@ export async function openBwrap(c: Pick<SandboxConfig, "rootfs" | "poolSize" | "
     return { sandbox: null, note: `bwrap: ${!bwrap ? "bubblewrap" : "prlimit (util-linux)"} is not installed; apt-get install bubblewrap (scripts/setup-sandbox.sh does)` };
   }
   const rootfs: Record<string, string> = {};
-  for (const name of new Set(Object.values(LANGUAGES).map((l) => l.image))) {
+  for (const name of new Set(Object.values(LANGUAGES).flatMap((l) => (l.image ? [l.image] : [])))) {
     const r = recipeFor(name);
     if (r && hasPython(rootfsDir(r, c))) {
       rootfs[name] = rootfsDir(r, c);

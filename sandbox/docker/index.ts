@@ -9,7 +9,7 @@ import Docker from "dockerode";
 import { hostname } from "node:os";
 import type { RunOutcome, RunRequest, Sandbox, SandboxLoad } from "../types.js";
 import { imageTag, recipeFor } from "../images.js";
-import { LANGUAGES } from "../languages.js";
+import { LANGUAGES, notBuiltReason } from "../languages.js";
 import { limitsOf, makeJob, notStarted, NotStartedError, outcomeOf, sandboxError, specOf } from "../job.js";
 import { LABEL, withTimeout, type DockerOptions, type Worker } from "./worker.js";
 import { Pool } from "./pool.js";
@@ -25,7 +25,7 @@ export class DockerSandbox implements Sandbox {
   rerun = 0;
 
   constructor(readonly engines: Engines, private readonly images: Record<string, string>, private readonly opts: DockerOptions) {
-    this.languages = Object.keys(LANGUAGES).filter((l) => images[LANGUAGES[l].image]);
+    this.languages = Object.keys(LANGUAGES).filter((l) => images[LANGUAGES[l].image ?? ""]);
   }
 
   private pool(image: string): Pool {
@@ -41,7 +41,7 @@ export class DockerSandbox implements Sandbox {
   /** Starts the pool for a language now rather than on first use. */
   warm(language: string): void {
     const spec = specOf(language);
-    const tag = spec && this.images[spec.image];
+    const tag = spec?.image && this.images[spec.image];
     if (tag) this.pool(tag);
   }
 
@@ -58,8 +58,8 @@ export class DockerSandbox implements Sandbox {
   async run(req: RunRequest, attempt = 0): Promise<RunOutcome> {
     const t0 = performance.now();
     const spec = specOf(req.language);
-    const tag = spec && this.images[spec.image];
-    if (!spec || !tag) return sandboxError(`the docker backend does not run ${JSON.stringify(req.language)}; it runs ${this.languages.join(", ")}`);
+    const tag = spec?.image && this.images[spec.image];
+    if (!spec || !tag) return sandboxError(notBuiltReason(req.language) ?? `the docker backend does not run ${JSON.stringify(req.language)}; it runs ${this.languages.join(", ")}`);
     const limits = limitsOf(req, { memoryMb: this.opts.memoryMb, pids: this.opts.pids });
     const job = makeJob(req, spec, limits);
     const pool = this.pool(tag);
@@ -176,7 +176,7 @@ export async function openDocker(opts: DockerOptions): Promise<{ sandbox: Docker
   // fails to create its containers and is treated as down.
   const images: Record<string, string> = {};
   const missing: string[] = [];
-  for (const name of new Set(Object.values(LANGUAGES).map((l) => l.image))) {
+  for (const name of new Set(Object.values(LANGUAGES).flatMap((l) => (l.image ? [l.image] : [])))) {
     const r = recipeFor(name);
     if (!r) continue;
     const tag = imageTag(r);
@@ -184,7 +184,7 @@ export async function openDocker(opts: DockerOptions): Promise<{ sandbox: Docker
       await first.docker.getImage(tag).inspect();
       images[name] = tag;
     } catch {
-      missing.push(tag);
+      if (name === "python" || name === "cpp") missing.push(tag); // the others are opt-in (--lang)
     }
   }
   if (!Object.keys(images).length) {

@@ -156,13 +156,50 @@ def _wipe_ipc():
 CACHE_MAX_BYTES = 24 << 20  # of the scratch tmpfs: compiled programs never crowd out a run
 
 
+def tree_size(p):
+    """Bytes in a file, or in every file under a directory (a compile output may be either)."""
+    if not os.path.isdir(p):
+        return os.path.getsize(p)
+    total = 0
+    for root, _, names in os.walk(p):
+        for n in names:
+            total += os.lstat(os.path.join(root, n)).st_size
+    return total
+
+
+def copy_out(src, dest):
+    """Copies a compile output (a file, or a directory such as Java's classes) to dest."""
+    if os.path.isdir(src):
+        shutil.copytree(src, dest, symlinks=True)
+    else:
+        shutil.copy(src, dest)
+
+
+def chown_tree(p, uid):
+    os.chown(p, uid, uid)
+    if os.path.isdir(p):
+        for root, dirs, names in os.walk(p):
+            for n in dirs + names:
+                os.lchown(os.path.join(root, n), uid, uid)
+
+
+def remove(p):
+    if os.path.isdir(p) and not os.path.islink(p):
+        shutil.rmtree(p, ignore_errors=True)
+    else:
+        try:
+            os.unlink(p)
+        except OSError:
+            pass
+
+
 def cache_put(src, dest):
     """Keeps a compiled program for the next identical source, evicting the least recently used
     ones to stay under CACHE_MAX_BYTES. Best effort: a full cache never fails a correct program."""
     try:
         d = os.path.dirname(dest)
         os.makedirs(d, mode=0o700, exist_ok=True)
-        size = os.path.getsize(src)
+        size = tree_size(src)
         if size > CACHE_MAX_BYTES // 2:
             return
         entries = []
@@ -170,24 +207,23 @@ def cache_put(src, dest):
             p = os.path.join(d, name)
             try:
                 st = os.stat(p)
-                entries.append((st.st_atime, st.st_size, p))
+                entries.append((st.st_atime, tree_size(p), p))
             except OSError:
                 pass
         total = sum(e[1] for e in entries)
         for _, sz, p in sorted(entries):
             if total + size <= CACHE_MAX_BYTES:
                 break
-            try:
-                os.unlink(p)
-                total -= sz
-            except OSError:
-                pass
-        shutil.copy(src, dest)
+            remove(p)
+            total -= sz
+        # Copied under a temporary name, then renamed: a cache entry is whole or absent.
+        tmp = dest + ".partial"
+        remove(tmp)
+        copy_out(src, tmp)
+        os.rename(tmp, dest)
     except OSError:
-        try:
-            os.unlink(dest)
-        except OSError:
-            pass
+        remove(dest + ".partial")
+        remove(dest)
 
 
 def oom_kills():
@@ -203,10 +239,15 @@ def oom_kills():
     return 0
 
 
-def spawn(argv, cwd, stdin, lim):
-    """Runs argv once under limits; returns the outcome dict (no files, no compile)."""
+OOM_MARKERS = ["MemoryError", "std::bad_alloc"]
+
+
+def spawn(argv, cwd, stdin, lim, extra_env=None, oom=None):
+    """Runs argv once under limits; returns the outcome dict (no files, no compile). The
+    address-space rlimit is lim["addressSpaceMb"] when given (0: none, for VMs that reserve far
+    more than they use; the container's cgroup still caps real memory), else lim["memoryMb"]."""
     cpu_s = max(1, -(-int(lim["cpuMs"]) // 1000))
-    mem = int(lim["memoryMb"]) * 1024 * 1024
+    mem = int(lim.get("addressSpaceMb", lim["memoryMb"])) * 1024 * 1024
     cap = int(lim["outputBytes"])
     wall = lim["wallMs"] / 1000.0
     r_in, w_in = os.pipe()
@@ -234,6 +275,7 @@ def spawn(argv, cwd, stdin, lim):
             drop_privileges()
             os.chdir(cwd)
             env = dict(ENV, HOME=cwd, TMPDIR=cwd)
+            env.update(extra_env or {})
             exe = argv[0] if "/" in argv[0] else (shutil.which(argv[0], path=env["PATH"]) or argv[0])
             os.execve(exe, argv, env)
         except BaseException as e:
@@ -325,6 +367,8 @@ def spawn(argv, cwd, stdin, lim):
         s = os.WTERMSIG(status)
         sig = SIGNAMES.get(s, str(s))
     st = killed_by
+    # Runtimes print the out-of-memory line first and a stack dump after it (Go, V8): both ends.
+    tail = out["stderr"][:2000] + out["stderr"][-2000:]
     if st is None:
         if sig in ("SIGXCPU",) or (sig == "SIGKILL" and cpu_ms >= cpu_s * 1000):
             st = "time_limit"
@@ -332,7 +376,7 @@ def spawn(argv, cwd, stdin, lim):
             st = "time_limit"
         elif oom_kills() > ooms:
             st = "memory_limit"  # some process of the run was killed by the cgroup's OOM killer
-        elif ("MemoryError" in out["stderr"][-2000:] or "std::bad_alloc" in out["stderr"][-2000:]) and (code != 0 or sig):
+        elif (code != 0 or sig) and any(m in tail for m in (OOM_MARKERS if oom is None else oom)):
             st = "memory_limit"
         elif sig == "SIGKILL":
             st = "memory_limit"  # killed by the cgroup's OOM killer (nothing else here sends SIGKILL)
@@ -380,12 +424,12 @@ def handle(job):
             cache = os.path.join(SCRATCH, "cache", comp["key"]) if comp.get("key") else None
             if cache and os.path.exists(cache):
                 os.utime(cache)  # recently used: evicted last
-                shutil.copy(cache, os.path.join(work, comp["output"]))
+                copy_out(cache, os.path.join(work, comp["output"]))
                 if IS_ROOT:
-                    os.chown(os.path.join(work, comp["output"]), RUN_UID, RUN_UID)
+                    chown_tree(os.path.join(work, comp["output"]), RUN_UID)
                 result["compile"] = {"status": "finished", "stdout": "", "stderr": "", "wallMs": 0, "cached": True}
             else:
-                c = spawn(comp["argv"], work, "", comp["limits"])
+                c = spawn(comp["argv"], work, "", comp["limits"], comp.get("env"), [])
                 result["compile"] = {"status": c["status"], "stdout": c["stdout"], "stderr": c["stderr"], "wallMs": c["wallMs"]}
                 ok = c["status"] == "finished" and c["exitCode"] == 0
                 if ok and cache:
@@ -400,7 +444,7 @@ def handle(job):
                                    "stdout": "", "stderr": c["stderr"], "truncated": c["truncated"],
                                    "wallMs": 0, "cpuMs": 0})
                     return result
-        r = spawn(argv, work, job.get("stdin") or "", job["limits"])
+        r = spawn(argv, work, job.get("stdin") or "", job["limits"], job.get("env"), job.get("oom"))
         tainted = result.get("tainted", False)
         result.update(r)
         if kill_leftovers():

@@ -112,14 +112,19 @@ program
 const sandbox = program.command("sandbox").description("sandbox images and backends");
 sandbox
   .command("build")
-  .description("build the sandbox images from sandbox/images/*/recipe.json (skips images that exist)")
+  .description("build sandbox images from sandbox/images/*/recipe.json (skips images that exist); by default python and cpp")
   .option("--force", "rebuild even if the image exists", false)
-  .argument("[names...]", "only these recipes (default: all)")
-  .action(async (names: string[], opts: { force: boolean }) => {
+  .option("--lang <languages>", "build the images these languages need (comma-separated: java,go,rust,typescript,...; `all` for every language)")
+  .argument("[names...]", "only these recipes, by image name")
+  .action(async (names: string[], opts: { force: boolean; lang?: string }) => {
     const { buildAll } = await import("../../sandbox/images.js");
+    const { defaultImages, imagesFor } = await import("../../sandbox/languages.js");
     const { loadConfig } = await import("../core/config.js");
+    const langs = (opts.lang ?? "").split(",").map((l) => l.trim()).filter(Boolean);
+    // imagesFor throws on an unknown language, naming the known ones.
+    const only = [...new Set([...names, ...imagesFor(langs)])];
     const t0 = Date.now();
-    const tags = await buildAll(loadConfig().sandbox, (line) => process.stderr.write(`sandbox build: ${line}\n`), { force: opts.force, only: names });
+    const tags = await buildAll(loadConfig().sandbox, (line) => process.stderr.write(`sandbox build: ${line}\n`), { force: opts.force, only: only.length ? only : defaultImages() });
     process.stderr.write(`sandbox build: ${tags.length} image(s) ready in ${((Date.now() - t0) / 1000).toFixed(1)}s\n`);
   });
 

@@ -8,7 +8,7 @@
  * close is ordinary text: a suffix table of the longest bare fence still to come answers that
  * in O(1), so the scan stays linear however many openers are left unclosed.
  */
-import { canonicalLanguage } from "../../sandbox/languages.js";
+import { fenceLanguage } from "../../sandbox/languages.js";
 import { afterThink } from "../../src/core/completion.js";
 
 export type ExtractMode = "last_block" | "first_block" | "full";
@@ -84,10 +84,12 @@ export function fencedBlocks(text: string): { lang: string; body: string }[] {
 export function extractProgram(response: string, language: string, mode: ExtractMode = "last_block"): Extracted {
   const text = afterThink(response);
   if (mode === "full") return { code: text, via: "whole text" };
-  const want = canonicalLanguage(language) ?? language;
+  // Tags are read through sandbox/languages.ts's aliases (```py, ```c++, ```golang ...);
+  // python-sci's program is a ```python block.
+  const want = fenceLanguage(language);
   const blocks = fencedBlocks(text);
   const pick = (list: typeof blocks) => (mode === "first_block" ? list[0] : list[list.length - 1]);
-  const tagged = blocks.filter((b) => b.lang && (canonicalLanguage(b.lang) ?? b.lang) === want);
+  const tagged = blocks.filter((b) => b.lang && fenceLanguage(b.lang) === want);
   if (tagged.length) return { code: pick(tagged).body, via: "fenced block" };
   const untagged = blocks.filter((b) => !b.lang);
   if (untagged.length) return { code: pick(untagged).body, via: "untagged block" };

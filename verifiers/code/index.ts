@@ -16,7 +16,7 @@ import { LRUCache } from "lru-cache";
 import { MachineryError } from "../../src/core/types.js";
 import { defineVerifier, type VerifyContext } from "../../src/core/verifier.js";
 import type { RunOutcome, RunRequest, Sandbox } from "../../sandbox/types.js";
-import { canonicalLanguage } from "../../sandbox/languages.js";
+import { canonicalLanguage, compileMsOf, fenceLanguage, isCompiled } from "../../sandbox/languages.js";
 import { PACKAGE_ROOT } from "../../sandbox/paths.js";
 import { extractProgram } from "./extract.js";
 import { exactJson, outputsMatch, shortDiff, valuesMatch } from "./compare.js";
@@ -124,8 +124,9 @@ export const code = defineVerifier({
     const asked = o.language ?? (typeof ref?.language === "string" ? ref.language : "python");
     const language = canonicalLanguage(asked) ?? asked;
     const suite = suiteOf(item.reference, o.max_tests);
-    if (suite.kind !== "stdio" && language !== "python") {
-      return { reward: null, reason: `${suite.kind === "call" ? "function-call" : "assert"} tests run Python programs only; this item's language is ${language}` };
+    // Python's runtimes (python, python-sci) run the harness; other languages have only stdio tests.
+    if (suite.kind !== "stdio" && fenceLanguage(language) !== "python") {
+      return { reward: null, reason: `${suite.kind === "call" ? "function-call" : "assert"} tests run Python programs only (python or python-sci); this item's language is ${language}` };
     }
     let sandbox: Sandbox;
     try {
@@ -150,7 +151,7 @@ export const code = defineVerifier({
     const run = (req: Omit<RunRequest, "limits" | "signal">) => sandbox.run({ ...req, limits, signal: ctx.signal, queued });
 
     const details: TestDetail[] = suite.kind === "assert"
-      ? await runAsserts(suite, program, run)
+      ? await runAsserts(suite, program, language, run)
       : await runCases(suite, program, language, run, o, ctx);
 
     const total = suite.kind === "assert" ? suite.tests.length : suite.cases.length;
@@ -168,16 +169,14 @@ export const code = defineVerifier({
 
 /** Time kept back from the deadline for starting runs and comparing outputs. */
 const MARGIN_MS = 1500;
-/** The compile step's wall limit (sandbox/job.ts's default). */
-const COMPILE_MS = 10_000;
-
 /** How long the tests take at most at the asked limits: rounds of concurrent runs, each a wall limit. */
 function planOf(suite: Suite, language: string, o: CodeOptions): { rounds: number; wallMs: number; compileMs: number } {
   const wallMs = o.time_limit_ms * 2 + 1000;
-  const compiled = language === "cpp";
+  const compiled = isCompiled(language);
   if (suite.kind === "assert") return { rounds: 1, wallMs, compileMs: 0 };
   const n = o.scoring === "first_failure" || compiled ? 1 : o.concurrency;
-  return { rounds: Math.max(1, Math.ceil(suite.cases.length / n)), wallMs, compileMs: compiled ? COMPILE_MS : 0 };
+  // The compile step's own wall limit (sandbox/languages.ts), once: later tests reuse the binary.
+  return { rounds: Math.max(1, Math.ceil(suite.cases.length / n)), wallMs, compileMs: compileMsOf(language) };
 }
 
 /**
@@ -209,7 +208,7 @@ async function runCases(
   o: CodeOptions,
   ctx: VerifyContext,
 ): Promise<TestDetail[]> {
-  const compiled = language === "cpp";
+  const compiled = isCompiled(language);
   const limit = pLimit(o.scoring === "first_failure" || compiled ? 1 : o.concurrency);
   let failed = false;
   let compileError = false;
@@ -221,7 +220,7 @@ async function runCases(
     if (stop()) return undefined;
     const d = suite.kind === "stdio"
       ? await stdioCase(suite.cases[i], i, program, language, run, o)
-      : await callCase(suite.fn, suite.cases[i], i, program, run, o);
+      : await callCase(suite.fn, suite.cases[i], i, program, language, run, o);
     failed ||= d.status !== "passed";
     compileError ||= d.status === "compile_error";
     timedOut ||= d.status === "time_limit";
@@ -254,9 +253,9 @@ async function stdioCase(c: { input: string; output: string }, i: number, progra
 }
 
 /** One function-call test: the harness calls the function and reports its return value as data. */
-async function callCase(fn: string, c: { args: unknown[]; output: unknown }, i: number, program: string, run: Runner, o: CodeOptions): Promise<TestDetail> {
+async function callCase(fn: string, c: { args: unknown[]; output: unknown }, i: number, program: string, language: string, run: Runner, o: CodeOptions): Promise<TestDetail> {
   const nonce = randomBytes(12).toString("hex");
-  const r = await run({ language: "python", code: HARNESS.call, files: { "solution.py": program }, stdin: JSON.stringify({ fn, args: c.args, nonce }) });
+  const r = await run({ language, code: HARNESS.call, files: { "solution.py": program }, stdin: JSON.stringify({ fn, args: c.args, nonce }) });
   const s = statusOf(r);
   const rec = lastRecord(r.stdout, `\x1eASSAY:${nonce} `);
   if (s) return { test: i, status: s, ms: r.wallMs, error: clip(r.stderr) };
@@ -278,10 +277,10 @@ const LIMIT_STATUSES = new Set(["time_limit", "memory_limit"]);
  * trusted process, the program runs in another that only receives call arguments and returns
  * plain data, and results come back under a per-run nonce the program never sees.
  */
-async function runAsserts(suite: Extract<Suite, { kind: "assert" }>, program: string, run: Runner): Promise<TestDetail[]> {
+async function runAsserts(suite: Extract<Suite, { kind: "assert" }>, program: string, language: string, run: Runner): Promise<TestDetail[]> {
   const nonce = randomBytes(12).toString("hex");
   const r = await run({
-    language: "python",
+    language,
     code: HARNESS.assert,
     files: { "solution.py": program },
     stdin: JSON.stringify({ tests: suite.tests, setup: suite.setup, entry_point: suite.entryPoint, nonce }),

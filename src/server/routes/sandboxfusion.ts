@@ -19,7 +19,7 @@ import type { Wire } from "../../core/types.js";
 import { HttpError } from "../errors.js";
 import { clientGone, type RouteDeps } from "../http.js";
 import type { RunOutcome, Sandbox } from "../../../sandbox/types.js";
-import { canonicalLanguage } from "../../../sandbox/languages.js";
+import { canonicalLanguage, languageNames } from "../../../sandbox/languages.js";
 
 /** The request after validation: openapi.yaml's defaults (language, timeouts) are filled in. */
 type RunCodeBody = Wire["RunCodeRequest"] & Required<Pick<Wire["RunCodeRequest"], "language" | "compile_timeout" | "run_timeout" | "memory_limit_MB">>;
@@ -102,7 +102,7 @@ export function sandboxFusionRoutes({ runtime, body: opening, admit }: RouteDeps
     const body = req.body as RunCodeBody;
     const startBy = (arrivedAt.get(req) ?? Date.now()) + maxWaitMs;
     const language = canonicalLanguage(body.language);
-    if (!language) throw new HttpError(400, `language ${JSON.stringify(body.language)} is not supported; use python, cpp or nodejs`, "language");
+    if (!language) throw new HttpError(400, `language ${JSON.stringify(body.language)} is not supported; use one of ${languageNames().join(", ")}`, "language");
     const files: Record<string, string> = {};
     for (const [name, b64] of Object.entries(body.files ?? {})) {
       if (b64 === null || b64 === undefined) continue;
