@@ -14,12 +14,12 @@
 import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir, cpus } from "node:os";
-import { spawn } from "node:child_process";
 import { recipeFor, imageTag, rootfsDir } from "../sandbox/images.js";
 import { openDocker, dockerOptions } from "../sandbox/docker/index.js";
 import { loadConfig } from "../src/core/config.js";
 import { openBwrap } from "../sandbox/bwrap/index.js";
 import type { Sandbox } from "../sandbox/types.js";
+import { closedLoop, spawnOut, type Cell } from "./lib.js";
 import Docker from "dockerode";
 import { PassThrough, type Duplex } from "node:stream";
 
@@ -31,50 +31,14 @@ const LEVELS = [1, 16, 128];
 
 type RunOnce = () => Promise<string>;
 
-interface Cell {
-  rate: number;
-  p50: number;
-  p99: number;
-  n: number;
-}
-
-function pct(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-async function measure(run: RunOnce, concurrency: number, total: number): Promise<Cell> {
+/** One cell: `run` in a closed loop, each output checked. */
+function measure(run: RunOnce, concurrency: number, total: number): Promise<Cell> {
+  const checked = async () => {
+    const out = await run();
+    if (out.trim() !== EXPECT) throw new Error(`wrong output: ${JSON.stringify(out.slice(0, 200))}`);
+  };
   // Warm-up: one run per slot, not counted.
-  await Promise.all(Array.from({ length: Math.min(concurrency, 8) }, () => run()));
-  const lat: number[] = [];
-  let next = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < total) {
-        next++;
-        const s = performance.now();
-        const out = await run();
-        lat.push(performance.now() - s);
-        if (out.trim() !== EXPECT) throw new Error(`wrong output: ${JSON.stringify(out.slice(0, 200))}`);
-      }
-    }),
-  );
-  const secs = (performance.now() - t0) / 1000;
-  lat.sort((a, b) => a - b);
-  return { rate: total / secs, p50: pct(lat, 50), p99: pct(lat, 99), n: total };
-}
-
-function spawnOut(argv: string[], stdin: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    p.stdout.on("data", (d) => (out += d));
-    p.stderr.on("data", (d) => (err += d));
-    p.on("error", reject);
-    p.on("close", (code) => (code === 0 ? resolve(out) : reject(new Error(`${argv.slice(0, 4).join(" ")}: exit ${code}: ${err.slice(-300)}`))));
-    p.stdin.end(stdin);
-  });
+  return closedLoop(checked, concurrency, total, Math.min(concurrency, 8));
 }
 
 async function main() {

@@ -1,4 +1,4 @@
-/** Shared bench helpers: start a server in its own process, drive it with autocannon. */
+/** Shared bench helpers: start a server in its own process, drive it with autocannon, spawn and time runs. */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { availableParallelism } from "node:os";
 import { createServer } from "node:net";
@@ -91,3 +91,53 @@ export function table(rows: (string | number)[][]): string {
   const line = (r: (string | number)[]) => "| " + r.map((c, i) => String(c).padEnd(widths[i])).join(" | ") + " |";
   return [line(rows[0]), "| " + widths.map((w) => "-".repeat(w)).join(" | ") + " |", ...rows.slice(1).map(line)].join("\n");
 }
+
+/** Runs argv with `stdin`; resolves to its stdout, rejects on a non-zero exit. */
+export function spawnOut(argv: string[], stdin = ""): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    p.stdout!.on("data", (d) => (out += d));
+    p.stderr!.on("data", (d) => (err += d));
+    p.on("error", reject);
+    p.on("close", (code) => (code === 0 ? resolve(out) : reject(new Error(`${argv.slice(0, 5).join(" ")}: exit ${code}: ${err.slice(-300)}`))));
+    p.stdin!.end(stdin);
+  });
+}
+
+export function pct(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+export interface Cell {
+  rate: number;
+  p50: number;
+  p99: number;
+  n: number;
+}
+
+/**
+ * A closed loop: `concurrency` callers each run `run` until `total` runs are done (after
+ * `warmup` uncounted runs in parallel); throughput and latency percentiles.
+ */
+export async function closedLoop(run: () => Promise<unknown>, concurrency: number, total: number, warmup = concurrency): Promise<Cell> {
+  await Promise.all(Array.from({ length: warmup }, () => run()));
+  const lat: number[] = [];
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) {
+        next++;
+        const s = performance.now();
+        await run();
+        lat.push(performance.now() - s);
+      }
+    }),
+  );
+  const secs = (performance.now() - t0) / 1000;
+  lat.sort((a, b) => a - b);
+  return { rate: total / secs, p50: pct(lat, 50), p99: pct(lat, 99), n: total };
+}
+

@@ -12,7 +12,6 @@
  */
 import { mkdtempSync, writeFileSync, rmSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { spawn } from "node:child_process";
 import { recipeFor, rootfsDir } from "../sandbox/images.js";
 import { openDocker, dockerOptions } from "../sandbox/docker/index.js";
 import { loadConfig } from "../src/core/config.js";
@@ -21,42 +20,11 @@ import { verilog } from "../verifiers/verilog/index.js";
 import { ADDER_GOLDEN, ADDER_RIPPLE, FSM_BINARY, FSM_ONEHOT } from "../verifiers/verilog/designs.js";
 import { interfaceScript, parseInterface } from "../verifiers/verilog/iface.js";
 import { combinationalStimulus, sequentialStimulus, testbench } from "../verifiers/verilog/tb.js";
+import { closedLoop as measure, spawnOut as sh } from "./lib.js";
 
 const quick = process.argv.includes("--quick");
 const TOTAL = quick ? 12 : 40;
 const LEVELS = [1, 4];
-
-function sh(argv: string[], input = ""): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    p.stdout.on("data", (d) => (out += d));
-    p.stderr.on("data", (d) => (err += d));
-    p.on("error", reject);
-    p.on("close", (code) => (code === 0 ? resolve(out) : reject(new Error(`${argv.slice(0, 5).join(" ")}: exit ${code}: ${err.slice(-300)}`))));
-    p.stdin.end(input);
-  });
-}
-
-async function measure(run: () => Promise<void>, concurrency: number, total: number) {
-  await Promise.all(Array.from({ length: concurrency }, () => run())); // warm-up
-  const lat: number[] = [];
-  let next = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < total) {
-        next++;
-        const s = performance.now();
-        await run();
-        lat.push(performance.now() - s);
-      }
-    }),
-  );
-  lat.sort((a, b) => a - b);
-  return { rate: total / ((performance.now() - t0) / 1000), p50: lat[Math.floor(lat.length / 2)] };
-}
 
 async function main() {
   const config = loadConfig().sandbox;
