@@ -88,11 +88,11 @@ function removeStaleScratch(): void {
 
 /**
  * Written to stderr by a shell inside the sandbox just before it execs the program. bwrap
- * reports "child-pid" on its status fd once its own pid 1 exists, but that pid 1 still has to
- * fork the program, and under load that fork can fail ("bwrap: Can't fork for pid 1: Resource
- * temporarily unavailable", exit 1): the program never ran, and scoring that as its failure
- * would give reward 0 for our fault. The marker comes first on stderr and is written before the
- * program exists, so a program can neither remove it nor gain anything by printing it.
+ * reports "child-pid" on its status fd once the sandbox's first process exists, but its set-up
+ * (mounts, seccomp, the exec itself) can still fail under load ("Resource temporarily
+ * unavailable", exit 1): the program never ran, and scoring that as its failure would give
+ * reward 0 for our fault. The marker comes first on stderr and is written before the program
+ * exists, so a program can neither remove it nor gain anything by printing it.
  */
 export const EXEC_MARK = "\u001eassay-exec\u001e";
 const EXEC_SHIM = ["/bin/sh", "-c", 'printf "\\036assay-exec\\036" >&2 && exec "$@"', "sh"];
@@ -226,6 +226,14 @@ export class BwrapSandbox implements Sandbox {
     const bw = [
       this.opts.bwrap,
       "--unshare-all", "--unshare-user", "--disable-userns", "--assert-userns-disabled", "--die-with-parent", "--new-session",
+      // The program is the namespace's pid 1, without bwrap's own init. With that init, bwrap's
+      // outer process returns as soon as the init reports the program's status, before the init
+      // is reaped (bubblewrap issue #697): the init is orphaned to the host's init, and where that
+      // reaps late or never (node as a container's pid 1, some VM inits) each run leaves a zombie
+      // of the slot's uid until RLIMIT_NPROC and the pids cgroup refuse new runs ("Can't fork for
+      // pid 1"): measured here, the 67th run on one slot failed. As pid 1 the program still takes
+      // every process it left with it when it exits.
+      "--as-pid-1",
       "--ro-bind", rootfs, "/",
       "--proc", "/proc", "--dev", "/dev",
       ...mounts,
