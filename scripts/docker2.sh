@@ -19,7 +19,10 @@ case "${1:-start}" in
   start)
     if ! up; then
       mkdir -p "$LOG_DIR" /var/lib/assay-docker2 /run/assay-docker2
-      nohup dockerd --data-root /var/lib/assay-docker2 --exec-root /run/assay-docker2 --pidfile "$PIDFILE" \
+      # The first engine's storage driver: setup-sandbox.sh falls back to vfs where overlay2
+      # cannot run, and this engine would fail the same way.
+      driver=$(docker info --format '{{.Driver}}' 2>/dev/null || echo overlay2)
+      nohup dockerd --storage-driver "$driver" --data-root /var/lib/assay-docker2 --exec-root /run/assay-docker2 --pidfile "$PIDFILE" \
         -H "$HOST" --bridge=none --iptables=false --ip6tables=false --ip-forward=false --ip-masq=false \
         --containerd-namespace assay2 --containerd-plugins-namespace assay2-plugins \
         >"$LOG_DIR/dockerd2.log" 2>&1 &
@@ -34,8 +37,13 @@ case "${1:-start}" in
     echo "$HOST"
     ;;
   stop)
-    if [ -f "$PIDFILE" ]; then kill "$(cat "$PIDFILE")" 2>/dev/null || true; fi
-    for _ in $(seq 1 40); do up || break; sleep 0.5; done
+    # Until the process is gone, not only its socket: it removes its pid file last, and a start
+    # meanwhile would find that file and refuse.
+    pid=$(cat "$PIDFILE" 2>/dev/null || true)
+    if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; fi
+    for _ in $(seq 1 60); do
+      if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then sleep 0.5; elif up; then sleep 0.5; else break; fi
+    done
     ;;
   *) echo "usage: $0 start|stop" >&2; exit 2 ;;
 esac
