@@ -19,13 +19,21 @@ export interface SandboxChoice {
 export class CompositeSandbox implements Sandbox {
   readonly name: string;
   readonly languages: readonly string[];
-  /** `missing`: why other languages cannot run (what to install), said when one is asked for. */
-  constructor(private readonly backends: Sandbox[], private readonly missing?: string) {
+  /**
+   * `missing`: why other languages cannot run (what to install), said when one is asked for.
+   * `pythonAs`: the language a plain `python` program runs as (ASSAY_SANDBOX_PYTHON=python-sci).
+   */
+  constructor(private readonly backends: Sandbox[], private readonly missing?: string, private readonly pythonAs?: string) {
     this.name = backends.map((b) => b.name).join("+");
     this.languages = [...new Set(backends.flatMap((b) => b.languages))];
   }
-  backendFor(language: string): Sandbox | undefined {
+  /** The language a request's name runs as. */
+  private resolve(language: string): string {
     const c = canonicalLanguage(language) ?? language;
+    return c === "python" && this.pythonAs ? this.pythonAs : c;
+  }
+  backendFor(language: string): Sandbox | undefined {
+    const c = this.resolve(language);
     return this.backends.find((b) => b.languages.includes(c));
   }
   run(req: RunRequest): Promise<RunOutcome> {
@@ -33,11 +41,11 @@ export class CompositeSandbox implements Sandbox {
     if (!b) {
       return Promise.resolve({
         status: "sandbox_error", exitCode: null, signal: null, stdout: "", stderr: "", truncated: false, wallMs: 0, cpuMs: null,
-        message: (this.missing ? undefined : notBuiltReason(req.language)) ??
-          `no sandbox here runs ${JSON.stringify(req.language)} (it runs ${this.languages.join(", ")})` + (this.missing ? `: ${this.missing}` : ""),
+        message: (this.missing ? undefined : notBuiltReason(this.resolve(req.language))) ??
+          `no sandbox here runs ${JSON.stringify(this.resolve(req.language))} (it runs ${this.languages.join(", ")})` + (this.missing ? `: ${this.missing}` : ""),
       });
     }
-    return b.run({ ...req, language: canonicalLanguage(req.language) ?? req.language });
+    return b.run({ ...req, language: this.resolve(req.language) });
   }
   /** The busiest backend's backlog (js has none: it never queues). */
   load(): SandboxLoad {
@@ -81,7 +89,9 @@ export async function selectSandbox(c: SandboxConfig): Promise<SandboxChoice> {
   if (c.backend === "none") return main;
   const { openJs } = await import("./js/index.js");
   const js = await openJs();
-  if (!js.sandbox) return { sandbox: main.sandbox, note: `${main.note}; ${js.note}` };
+  const py = c.python === "python" ? undefined : c.python;
+  const pyNote = py ? `; plain python programs run in ${py} (ASSAY_SANDBOX_PYTHON)` + (main.sandbox?.languages.includes(py) ? "" : `, whose image is not built: ${notBuiltReason(py)}`) : "";
+  if (!js.sandbox) return { sandbox: main.sandbox && py ? new CompositeSandbox([main.sandbox], undefined, py) : main.sandbox, note: `${main.note}; ${js.note}${pyNote}` };
   if (!main.sandbox) return { sandbox: new CompositeSandbox([js.sandbox], main.note), note: `${main.note}; only JavaScript can run (${js.note})` };
-  return { sandbox: new CompositeSandbox([main.sandbox, js.sandbox]), note: `${main.note}; ${js.note}` };
+  return { sandbox: new CompositeSandbox([main.sandbox, js.sandbox], undefined, py), note: `${main.note}; ${js.note}${pyNote}` };
 }

@@ -10,7 +10,8 @@ import { test, describe, after } from "node:test";
 import assert from "node:assert/strict";
 import request from "supertest";
 import type { Sandbox } from "../sandbox/types.js";
-import { CompositeSandbox } from "../sandbox/index.js";
+import { CompositeSandbox, selectSandbox } from "../sandbox/index.js";
+import { loadConfig } from "../src/core/config.js";
 import { openJs } from "../sandbox/js/index.js";
 import { LANGUAGES, canonicalLanguage, imagesFor, languageNames, notBuiltReason, isCompiled, defaultImages } from "../sandbox/languages.js";
 import { makeJob } from "../sandbox/job.js";
@@ -194,3 +195,29 @@ for (const [backend, open] of [["docker", () => openDockerForTests(2)], ["bwrap"
     });
   });
 }
+
+describe("ASSAY_SANDBOX_PYTHON=python-sci: plain python programs get the scientific runtime", async () => {
+  // verl compares against SandboxFusion, whose `python` imports NumPy; with the setting, the same
+  // request (language "python") that fails in the lean image succeeds, and by no other change.
+  const program = "import numpy as np\na, b = map(int, input().split())\nprint(int(np.array([a, b]).sum()))\n";
+  const chosen = await Promise.all(["python", "python-sci"].map((python) =>
+    selectSandbox(loadConfig({ ...process.env, ASSAY_SANDBOX: "docker", ASSAY_SANDBOX_POOL: "1", ASSAY_SANDBOX_PYTHON: python }).sandbox)));
+  const [lean, sci] = chosen.map((c) => c.sandbox);
+  after(() => Promise.all(chosen.map((c) => c.sandbox?.close())));
+  const missing = !sci ? chosen[1].note : sci.languages.includes("python-sci") ? false : notBuiltReason("python-sci");
+  if (missing && IN_CI) test("the docker sandbox with python-sci is here", () => assert.fail(String(missing)));
+  test("/run_code with language python: ModuleNotFoundError in the lean default, the sum with python-sci", { skip: missing && !IN_CI ? `no docker python-sci: ${missing}` : false }, async () => {
+    const send = async (sb: Sandbox) => {
+      const { app } = await testApp({}, [], { sandbox: fakeSandbox(sb) });
+      return (await request(app).post("/run_code").send({ code: program, language: "python", stdin: "2 3\n", run_timeout: 10 }).expect(200)).body;
+    };
+    const a = await send(lean!);
+    assert.equal(a.status, "Failed", JSON.stringify(a));
+    assert.match(a.run_result.stderr, /ModuleNotFoundError: No module named 'numpy'/);
+    const b = await send(sci!);
+    assert.equal(b.status, "Success", JSON.stringify(b));
+    assert.equal(b.run_result.stdout, "5\n");
+    assert.match(chosen[1].note, /plain python programs run in python-sci/);
+  });
+});
+
