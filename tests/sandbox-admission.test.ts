@@ -108,6 +108,21 @@ describe("admission: refused up front past ASSAY_SANDBOX_MAX_WAIT_MS", () => {
     assert.equal(text.body.results[0].reward, 1);
   });
 
+  test("a code part inside a composed item counts: combine (both reference shapes) and calibrated get 429; text-only ones pass", async () => {
+    const { app } = await appWith(busy);
+    const code = item();
+    const exact = { verifier: "exact", reference: "a" };
+    await request(app).post("/reward").send({ verifier: "combine", response: code.response, reference: [exact, { verifier: "code", reference: code.reference }] }).expect(429);
+    await request(app).post("/reward").send({ verifier: "combine", response: code.response, reference: { parts: [{ verifier: "code", reference: code.reference }] } }).expect(429);
+    await request(app).post("/reward").send({ verifier: "calibrated", response: code.response, reference: { verifier: "code", reference: code.reference } }).expect(429);
+    // nested: a combination whose part is a combination with a code part
+    await request(app).post("/reward").send({ verifier: "combine", response: code.response, reference: [exact, { verifier: "combine", reference: [{ verifier: "code", reference: code.reference }] }] }).expect(429);
+    const text = await request(app).post("/reward").send({ verifier: "combine", response: "a", reference: [exact, { verifier: "exact", reference: "b" }] }).expect(200);
+    assert.notEqual(text.body.status, undefined);
+    // malformed references are the scorer's to reject, never admission's to crash on
+    await request(app).post("/reward").send({ verifier: "combine", response: "a", reference: { parts: "x" } }).expect(400);
+  });
+
   test("OpenRLHF's /get_reward (its client retries any HTTP error) and NeMo Gym's /verify: 429", async () => {
     const { app } = await appWith(busy);
     await request(app).post("/get_reward").send({ query: ["```python\nprint(42)\n```"], labels: [JSON.stringify(item())] }).expect(429);

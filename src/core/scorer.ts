@@ -81,9 +81,15 @@ export class Scorer {
   /** Items of accepted batches that use the sandbox and have not started (ASSAY_BATCH_CONCURRENCY). */
   private waitingSandboxItems = 0;
 
-  private usesSandbox(item: unknown): boolean {
-    const name = item && typeof item === "object" ? (item as { verifier?: unknown }).verifier : undefined;
-    return typeof name === "string" && this.opts.registry.verifierOf(name)?.usesSandbox === true;
+  /** Whether the item, or a part of it (combine, calibrated), runs programs in the sandbox. */
+  private usesSandbox(item: unknown, depth = 0): boolean {
+    if (!item || typeof item !== "object") return false;
+    const { verifier: name, reference } = item as { verifier?: unknown; reference?: unknown };
+    const v = typeof name === "string" ? this.opts.registry.verifierOf(name) : undefined;
+    if (!v) return false;
+    if (v.usesSandbox) return true;
+    if (!v.partsOf || depth >= (this.opts.maxPartDepth ?? 3)) return false;
+    return v.partsOf(reference).some((p) => this.usesSandbox(p, depth + 1));
   }
 
   /** Shape, verifier and declarations; then the verifier under its deadline. */

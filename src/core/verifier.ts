@@ -95,6 +95,12 @@ export interface Verifier<R extends TSchema = TSchema, O extends TObject = TObje
    * ASSAY_SANDBOX_MAX_WAIT_MS, rather than queueing it behind work it would wait on.
    */
   usesSandbox?: boolean;
+  /**
+   * Optional, for verifiers that score other verifiers' items (combine, calibrated): the part
+   * items in this item's raw, unvalidated `reference` (only `verifier` is read), so admission sees
+   * a sandboxed part inside a composed item. Must not throw on any input.
+   */
+  partsOf?(reference: unknown): readonly unknown[];
   verify(item: VerifyItem<Static<R>, Static<O>>, ctx: VerifyContext): Promise<Outcome>;
 }
 

@@ -73,6 +73,7 @@ export const calibrated = defineVerifier({
   description: "RLCR calibration reward: correctness - (stated confidence - correctness)^2, correctness from an inner verifier.",
   reference: Inner,
   options: CalibratedOptions,
+  partsOf: (ref) => (ref && typeof ref === "object" ? [ref] : []),
   async verify(item, ctx): Promise<Outcome> {
     const o: Static<typeof CalibratedOptions> = item.options;
     compile(o.pattern); // a bad pattern is the item's fault before anything runs

@@ -178,6 +178,10 @@ export const combine = defineVerifier({
   description: "Scores several verifiers on the same completion and aggregates them (sum, mean, min, max, product, gate).",
   reference: CombineReference,
   options: CombineOptions,
+  partsOf: (ref) => {
+    const parts = Array.isArray(ref) ? ref : ref && typeof ref === "object" ? (ref as { parts?: unknown }).parts : undefined;
+    return Array.isArray(parts) ? parts : [];
+  },
   async verify(item, ctx) {
     const ref = item.reference;
     const [parts, shared] = Array.isArray(ref) ? [ref, undefined] : [ref.parts, ref.reference];
