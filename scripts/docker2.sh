@@ -10,10 +10,31 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SOCK=/run/assay-docker2.sock
 HOST=unix://$SOCK
+# It also listens on TCP with mutual TLS (tcp://127.0.0.1:23760; a client's ca.pem, cert.pem and
+# key.pem, as DOCKER_CERT_PATH reads them, in $TLS/client), made here with openssl: a throwaway
+# CA for this test engine only.
+TLS=/var/lib/assay-docker2/tls
+TCP=tcp://127.0.0.1:23760
 PIDFILE=/run/assay-docker2.pid
 LOG_DIR=${ASSAY_LOG_DIR:-/var/log/assay}
 
 up() { docker -H "$HOST" info >/dev/null 2>&1; }
+
+make_tls() {
+  [ -f "$TLS/client/key.pem" ] && return 0
+  mkdir -p "$TLS/client"
+  (
+    cd "$TLS"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj /CN=assay-docker2-ca -keyout ca-key.pem -out ca.pem 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout server-key.pem -out server.csr 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' > server.ext
+    openssl x509 -req -in server.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -days 3650 -extfile server.ext -out server-cert.pem 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -subj /CN=assay-client -keyout client/key.pem -out client.csr 2>/dev/null
+    printf 'extendedKeyUsage=clientAuth\n' > client.ext
+    openssl x509 -req -in client.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -days 3650 -extfile client.ext -out client/cert.pem 2>/dev/null
+    cp ca.pem client/ca.pem
+  )
+}
 
 case "${1:-start}" in
   start)
@@ -22,7 +43,9 @@ case "${1:-start}" in
       # The first engine's storage driver: setup-sandbox.sh falls back to vfs where overlay2
       # cannot run, and this engine would fail the same way.
       driver=$(docker info --format '{{.Driver}}' 2>/dev/null || echo overlay2)
-      nohup dockerd --storage-driver "$driver" --data-root /var/lib/assay-docker2 --exec-root /run/assay-docker2 --pidfile "$PIDFILE" \
+      make_tls
+      nohup dockerd --storage-driver "$driver" -H "$TCP" --tlsverify --tlscacert "$TLS/ca.pem" \
+        --tlscert "$TLS/server-cert.pem" --tlskey "$TLS/server-key.pem" --data-root /var/lib/assay-docker2 --exec-root /run/assay-docker2 --pidfile "$PIDFILE" \
         -H "$HOST" --bridge=none --iptables=false --ip6tables=false --ip-forward=false --ip-masq=false \
         --containerd-namespace assay2 --containerd-plugins-namespace assay2-plugins \
         >"$LOG_DIR/dockerd2.log" 2>&1 &

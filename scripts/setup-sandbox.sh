@@ -14,6 +14,7 @@ command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
 command -v prlimit >/dev/null 2>&1 || need+=(util-linux)
+command -v openssl >/dev/null 2>&1 || need+=(openssl)  # scripts/docker2.sh: the test engine's TLS certificates
 # libseccomp for Debian's python3: the bwrap backend builds its seccomp filter with it.
 /usr/bin/python3 -c 'import seccomp' >/dev/null 2>&1 || need+=(python3-seccomp)
 if ((${#need[@]})); then

@@ -19,6 +19,9 @@ import { testApp, fakeSandbox } from "./helpers.js";
 
 const ENGINE1 = "unix:///var/run/docker.sock";
 const ENGINE2 = "unix:///run/assay-docker2.sock";
+/** Engine 2 on TCP with mutual TLS; the client's certificates as DOCKER_CERT_PATH reads them. */
+const ENGINE2_TLS = "tcp://127.0.0.1:23760";
+const CLIENT_CERTS = "/var/lib/assay-docker2/tls/client";
 const PIDFILE = "/run/assay-docker2.pid";
 
 function startEngine2(): string | false {
@@ -92,6 +95,21 @@ describe("two engines", { skip }, async () => {
     assert.equal(await mine(d2), 2);
     const r = await sb.run({ language: "python", code: "print(6 * 7)" });
     assert.equal(r.stdout, "42\n");
+  });
+
+  test("an engine over TCP with mutual TLS (DOCKER_CERT_PATH): runs there; without the client's certificates it does not answer", { timeout: 60_000 }, async () => {
+    const tls = await openDocker({ ...dockerOptions(loadConfig({ ASSAY_DOCKER_HOSTS: ENGINE2_TLS, DOCKER_CERT_PATH: CLIENT_CERTS }).sandbox), poolSize: 1 });
+    try {
+      assert.ok(tls.sandbox, tls.note);
+      const r = await tls.sandbox.run({ language: "python", code: "print(6 * 7)" });
+      assert.equal(r.stdout, "42\n", JSON.stringify(r));
+      assert.equal(tls.sandbox.engineStats()[0]?.engine, ENGINE2_TLS);
+    } finally {
+      await tls.sandbox?.close();
+    }
+    const plain = await openDocker({ ...dockerOptions(loadConfig({ ASSAY_DOCKER_HOSTS: ENGINE2_TLS }).sandbox), poolSize: 1 });
+    assert.equal(plain.sandbox, null);
+    assert.match(plain.note, /no Docker engine answers/);
   });
 
   test("engine 2 killed mid-run: every item still scores 1 (on engine 1), and the sandbox keeps serving", { timeout: 120_000 }, async () => {
