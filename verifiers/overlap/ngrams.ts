@@ -7,90 +7,26 @@
  * of typed arrays instead of building a string per n-gram: the same counts, several times faster.
  * References are indexed once and cached, since a GRPO group scores many completions against one.
  */
+import { IntMap } from "../../src/core/int-map.js";
 
-/**
- * Open-addressing hash from non-negative integer keys to dense ids 0, 1, 2, ... in first-seen
- * order. Keys below 2^31 (the usual case: prefix id · alphabet) take an Int32Array path; larger
- * ones (< 2^53) a Float64Array path.
- */
+/** Dense ids 0, 1, 2, ... for n-gram keys (< 2^53), in first-seen order (src/core/int-map.ts). */
 class IdTable {
-  private keys32 = new Int32Array(64).fill(-1);
-  private keys64 = new Float64Array(0);
-  private vals = new Int32Array(64);
-  private used = new Int32Array(32);
-  private wide = false;
+  private readonly map: IntMap;
   size = 0;
 
-  /** Empties the table and makes room for `expected` keys at load <= 1/2, keys below `maxKey`. */
-  reset(expected: number, maxKey: number): this {
-    const keys = this.wide ? this.keys64 : this.keys32;
-    for (let u = 0; u < this.size; u++) keys[this.used[u]] = -1;
-    this.size = 0;
-    this.wide = maxKey >= 0x7fffffff;
-    let cap = this.vals.length;
-    while (cap < expected * 2) cap *= 2;
-    if (cap !== this.vals.length) {
-      this.keys32 = new Int32Array(cap).fill(-1);
-      this.keys64 = new Float64Array(0);
-      this.vals = new Int32Array(cap);
-      this.used = new Int32Array(cap >>> 1);
-    }
-    if (this.wide && this.keys64.length !== cap) this.keys64 = new Float64Array(cap).fill(-1);
-    return this;
+  /** Room for `expected` distinct keys, each below `maxKey`. */
+  constructor(expected: number, maxKey: number) {
+    this.map = new IntMap(expected, maxKey);
   }
 
   id(key: number): number {
-    return this.wide ? this.id64(key) : this.id32(key);
+    const had = this.map.getOrSet(key, this.size);
+    return had >= 0 ? had : this.size++;
   }
 
   /** The id of `key`, or -1 when it was never added (adds nothing). */
   get(key: number): number {
-    if (!this.wide && key >= 0x7fffffff) return -1;
-    const keys = this.wide ? this.keys64 : this.keys32, mask = keys.length - 1;
-    let h: number;
-    if (this.wide) {
-      const lo = key >>> 0, hi = (key / 4294967296) >>> 0;
-      h = Math.imul(lo ^ Math.imul(hi, 0x27d4eb2d), 0x9e3779b1);
-    } else h = Math.imul(key, 0x9e3779b1);
-    h ^= h >>> 15;
-    for (let i = h & mask; ; i = (i + 1) & mask) {
-      const k = keys[i];
-      if (k === key) return this.vals[i];
-      if (k === -1) return -1;
-    }
-  }
-
-  private id32(key: number): number {
-    const keys = this.keys32, mask = keys.length - 1;
-    let h = Math.imul(key, 0x9e3779b1);
-    h ^= h >>> 15;
-    for (let i = h & mask; ; i = (i + 1) & mask) {
-      const k = keys[i];
-      if (k === key) return this.vals[i];
-      if (k === -1) {
-        keys[i] = key;
-        this.vals[i] = this.size;
-        this.used[this.size] = i;
-        return this.size++;
-      }
-    }
-  }
-
-  private id64(key: number): number {
-    const keys = this.keys64, mask = keys.length - 1;
-    const lo = key >>> 0, hi = (key / 4294967296) >>> 0;
-    let h = Math.imul(lo ^ Math.imul(hi, 0x27d4eb2d), 0x9e3779b1);
-    h ^= h >>> 15;
-    for (let i = h & mask; ; i = (i + 1) & mask) {
-      const k = keys[i];
-      if (k === key) return this.vals[i];
-      if (k === -1) {
-        keys[i] = key;
-        this.vals[i] = this.size;
-        this.used[this.size] = i;
-        return this.size++;
-      }
-    }
+    return this.map.get(key);
   }
 }
 
@@ -113,7 +49,7 @@ export class RefIndex {
     const A = Math.max(alphabet, 1);
     let total = 0;
     for (const seq of refSeqs) total += seq.length;
-    this.tables = Array.from({ length: maxOrder }, (_, i) => (i === 0 ? null : new IdTable().reset(total, (total + 1) * A)));
+    this.tables = Array.from({ length: maxOrder }, (_, i) => (i === 0 ? null : new IdTable(total, (total + 1) * A)));
     this.refIds = refSeqs.map((seq) => {
       const out: Int32Array[] = [];
       for (let n = 1; n <= maxOrder; n++) {

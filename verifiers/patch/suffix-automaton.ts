@@ -10,58 +10,7 @@
  * range, and the automaton state's first end position in b gives its first (smallest) j. Same
  * answer, O(len(a) + len(b)) per call instead of difflib's O(Σ occurrences).
  */
-
-/**
- * Open-addressing map from non-negative integer keys to int32 values; keys below 2^31 (the
- * usual case: state · alphabet + symbol) use Int32Array slots, larger ones (< 2^53) Float64Array.
- */
-class IntMap {
-  private keys32: Int32Array;
-  private keys64: Float64Array;
-  private vals: Int32Array;
-  private mask: number;
-  constructor(expected: number, private readonly wide: boolean) {
-    let cap = 16;
-    while (cap < expected * 2) cap *= 2;
-    this.keys32 = wide ? new Int32Array(0) : new Int32Array(cap).fill(-1);
-    this.keys64 = wide ? new Float64Array(cap).fill(-1) : new Float64Array(0);
-    this.vals = new Int32Array(cap);
-    this.mask = cap - 1;
-  }
-  private slot(key: number): number {
-    if (!this.wide) {
-      const keys = this.keys32;
-      let h = Math.imul(key, 0x9e3779b1);
-      h ^= h >>> 15;
-      let i = h & this.mask;
-      for (;;) {
-        const k = keys[i];
-        if (k === key || k === -1) return i;
-        i = (i + 1) & this.mask;
-      }
-    }
-    const keys = this.keys64;
-    const lo = key >>> 0, hi = (key / 4294967296) >>> 0;
-    let h = Math.imul(lo ^ Math.imul(hi, 0x27d4eb2d), 0x9e3779b1);
-    h ^= h >>> 15;
-    let i = h & this.mask;
-    for (;;) {
-      const k = keys[i];
-      if (k === key || k === -1) return i;
-      i = (i + 1) & this.mask;
-    }
-  }
-  get(key: number): number {
-    const i = this.slot(key);
-    return (this.wide ? this.keys64[i] : this.keys32[i]) === key ? this.vals[i] : -1;
-  }
-  set(key: number, val: number): void {
-    const i = this.slot(key);
-    if (this.wide) this.keys64[i] = key;
-    else this.keys32[i] = key;
-    this.vals[i] = val;
-  }
-}
+import { IntMap } from "../../src/core/int-map.js";
 
 /**
  * Longest match as difflib's find_longest_match (no junk) would report it: [i, j, size].
@@ -82,7 +31,7 @@ export function longestMatchSam(
   const edgeSym = new Int32Array(maxEdges);
   const edgeNext = new Int32Array(maxEdges);
   const head = new Int32Array(maxStates).fill(-1);
-  const trans = new IntMap(maxEdges, (maxStates + 1) * SYMBOLS >= 0x7fffffff);
+  const trans = new IntMap(maxEdges, (maxStates + 1) * SYMBOLS);
   let edges = 0;
   const addEdge = (state: number, sym: number, to: number) => {
     edgeSym[edges] = sym;
