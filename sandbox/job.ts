@@ -1,7 +1,7 @@
 /** Turns a RunRequest into the runner's job (shared by the backends that use runner.py). */
 import { createHash } from "node:crypto";
 import { DEFAULT_LIMITS, type RunLimits, type RunOutcome, type RunRequest } from "./types.js";
-import { LANGUAGES, canonicalLanguage, type LanguageSpec } from "./languages.js";
+import { LANGUAGES, canonicalLanguage, heapMb, type LanguageSpec } from "./languages.js";
 
 /** Limits as the runner applies them: `addressSpaceMb` is the RLIMIT_AS (0: none), memoryMb the cgroup's share. */
 export type JobLimits = RunLimits & { nproc?: number; addressSpaceMb: number };
@@ -51,7 +51,7 @@ let seq = 0;
  */
 export function makeJob(req: RunRequest, spec: LanguageSpec, limits: RunLimits): RunnerJob {
   const code = wellFormed(req.code);
-  const vars = { memoryMb: String(limits.memoryMb), heapMb: String(Math.max(16, Math.floor(limits.memoryMb * 0.75))), main: spec.main?.(code) ?? "" };
+  const vars = { memoryMb: String(limits.memoryMb), heapMb: String(heapMb(limits.memoryMb)), main: spec.main?.(code) ?? "" };
   const env = (e?: Record<string, string>) => Object.fromEntries(Object.entries(e ?? {}).map(([k, v]) => [k, fill(v, vars)]));
   const files: Record<string, string> = {};
   for (const [name, text] of Object.entries(req.files ?? {})) files[wellFormed(name)] = wellFormed(text);

@@ -48,7 +48,7 @@ export interface LanguageSpec {
 }
 
 /** Three quarters of the memory limit for the heap; the rest is the VM's own (code, stacks, GC). */
-const heap = (mb: number) => Math.max(16, Math.floor(mb * 0.75));
+export const heapMb = (mb: number) => Math.max(16, Math.floor(mb * 0.75));
 
 const PY_OOM = ["MemoryError"];
 
