@@ -32,8 +32,17 @@ export interface Comparison {
   permutation?: number[];
 }
 
-/** Column permutations tried at most, after pruning by each column's values. */
-export const MAX_PERMUTATIONS = 5_000;
+/**
+ * Column assignments verified at most, when several columns hold values that no signature tells
+ * apart and yet are not the same column (rare: real results that tie are duplicated columns).
+ */
+export const MAX_ASSIGNMENTS = 16;
+
+/** Projections of the rows onto the columns placed so far, checked at most while pairing tied columns. */
+const PROJECTION_BUDGET = 256;
+
+/** Refinement rounds of the column signatures (each splits ties the one before left). */
+const ROUNDS = 3;
 
 /** A value's comparison key: equal keys exactly when the values are equal under the rules above. */
 export function cellKey(c: Cell, floatDigits: number): string {
@@ -108,46 +117,196 @@ export function compareResults(gold: Cell[][], pred: Cell[][], o: CompareOptions
   const sortedKey = (r: string[]) => rowKey([...r].sort(), null);
   if (!sameCollection(gk.map(sortedKey), pk.map(sortedKey), o)) return { match: false, reason: mismatchReason(gk, pk, o, null) };
 
-  // Which model column may stand for each gold column: every value it holds appears in that gold
-  // column (exec_eval.py samples 20 rows for this; checking all rows prunes more and is deterministic).
-  const goldSets = Array.from({ length: ncols }, (_, i) => new Set(gk.map((r) => r[i])));
-  const cand: number[][] = goldSets.map((gs) => {
-    const out: number[] = [];
-    for (let j = 0; j < ncols; j++) if (pk.every((r) => gs.has(r[j]))) out.push(j);
-    return out;
-  });
-  const goldRows = gk.map((r) => rowKey(r, null));
-  const perm: number[] = new Array(ncols);
-  const used = new Array<boolean>(ncols).fill(false);
-  let tried = 0;
-  let found: number[] | null = null;
-  const dfs = (i: number): boolean => {
-    if (i === ncols) {
-      tried++;
-      if (sameCollection(goldRows, pk.map((r) => rowKey(r, perm)), o)) {
-        found = [...perm];
-        return true;
-      }
-      return false;
-    }
-    for (const j of cand[i]) {
-      if (used[j]) continue;
-      if (tried >= MAX_PERMUTATIONS) return false;
-      used[j] = true;
-      perm[i] = j;
-      if (dfs(i + 1)) return true;
-      used[j] = false;
-    }
-    return false;
-  };
-  if (dfs(0)) {
-    const p = found as unknown as number[];
+  const m = matchColumns(gk, pk, o);
+  if (m.perm) {
+    const p = m.perm;
     const identity = p.every((v, i) => v === i);
     return { match: true, reason: matchReason(o, gold.length) + (identity ? "" : " (columns in another order)"), permutation: identity ? undefined : p };
   }
-  if (tried >= MAX_PERMUTATIONS) return { match: false, reason: `no column order matched within ${MAX_PERMUTATIONS} tries` };
-  return { match: false, reason: mismatchReason(gk, pk, o, null) };
+  if (m.exhausted) return { match: false, reason: `columns holding the same values could not be paired within ${MAX_ASSIGNMENTS} checks (scored as a mismatch)` };
+  // quick rejection passed: every row's values agree, yet no one column order makes the rows equal
+  return { match: false, reason: "each row holds the gold's values, but no one column order matches every row" };
 }
+
+/** Interns strings as small integers. */
+class Ids {
+  private readonly m = new Map<string, number>();
+  id(s: string): number {
+    let v = this.m.get(s);
+    if (v === undefined) this.m.set(s, (v = this.m.size));
+    return v;
+  }
+  get size(): number {
+    return this.m.size;
+  }
+}
+
+/**
+ * The column order under which the model's rows equal the gold's, found without searching over
+ * orders. Each column gets a signature that any valid pairing must preserve: with ordered rows,
+ * its values in row order; otherwise the multiset of (value, the row's class) pairs, where a row's
+ * class starts as its values sorted (what quick rejection compares) and is refined from the
+ * column signatures a few rounds. Gold and model columns are paired class by class, ties in index
+ * order (so a result in the gold's order keeps the identity); that one assignment is verified
+ * against all rows. Only when a class holds columns with different contents are further
+ * assignments tried, at most MAX_ASSIGNMENTS in all. Cost: O(rows x columns x log rows) for the
+ * signatures plus at most MAX_ASSIGNMENTS verifications of O(rows x columns), whatever the number
+ * of column orders.
+ */
+function matchColumns(gk: string[][], pk: string[][], o: CompareOptions): { perm: number[] | null; exhausted: boolean } {
+  const no = { perm: null, exhausted: false };
+  const ncols = gk[0].length;
+  const values = new Ids();
+  let g = gk.map((r) => r.map((k) => values.id(k)));
+  let p = pk.map((r) => r.map((k) => values.id(k)));
+  if (!o.ordered && o.rows === "set") {
+    // distinct rows stay distinct under any column order: compare the distinct rows as bags
+    const distinct = (rows: number[][]) => {
+      const seen = new Set<string>();
+      return rows.filter((r) => {
+        const k = r.join(",");
+        return seen.has(k) ? false : (seen.add(k), true);
+      });
+    };
+    g = distinct(g);
+    p = distinct(p);
+    if (g.length !== p.length) return no;
+  }
+  const nrows = g.length;
+
+  // column classes, shared by both sides
+  const colIds = new Ids();
+  let gCol: number[];
+  let pCol: number[];
+  if (o.ordered) {
+    const seq = (rows: number[][], c: number) => rows.map((r) => r[c]).join(",");
+    gCol = Array.from({ length: ncols }, (_, c) => colIds.id(seq(g, c)));
+    pCol = Array.from({ length: ncols }, (_, c) => colIds.id(seq(p, c)));
+  } else {
+    const rowIds = new Ids();
+    const sortedRow = (r: number[]) => rowIds.id([...r].sort((a, b) => a - b).join(","));
+    let gRow = g.map(sortedRow);
+    let pRow = p.map(sortedRow);
+    let nRowClasses = rowIds.size;
+    const sig = (rows: number[][], rowClass: number[], c: number, classes: Ids) => {
+      if (Number.isSafeInteger(values.size * nRowClasses)) {
+        const a = new Float64Array(nrows);
+        for (let r = 0; r < nrows; r++) a[r] = rows[r][c] * nRowClasses + rowClass[r];
+        return classes.id(a.sort().join(","));
+      }
+      return classes.id(rows.map((row, r) => `${row[c]}:${rowClass[r]}`).sort().join(","));
+    };
+    for (let round = 0; ; round++) {
+      const ids = new Ids();
+      gCol = Array.from({ length: ncols }, (_, c) => sig(g, gRow, c, ids));
+      pCol = Array.from({ length: ncols }, (_, c) => sig(p, pRow, c, ids));
+      if (new Set(gCol).size === ncols || round + 1 >= ROUNDS) break; // no ties left, or enough rounds
+      // refine the rows: a row's class is now its (column class, value) pairs, sorted
+      const refined = new Ids();
+      const rowSig = (r: number[], cols: number[]) => refined.id(r.map((v, c) => `${cols[c]}:${v}`).sort().join(","));
+      const gc = gCol;
+      const pc = pCol;
+      gRow = g.map((r) => rowSig(r, gc));
+      pRow = p.map((r) => rowSig(r, pc));
+      nRowClasses = refined.size;
+    }
+  }
+  gCol = gCol!;
+  pCol = pCol!;
+
+  // pair the classes: each must hold as many model columns as gold ones
+  const byClass = new Map<number, { gold: number[]; model: number[] }>();
+  for (let c = 0; c < ncols; c++) {
+    let e = byClass.get(gCol[c]);
+    if (!e) byClass.set(gCol[c], (e = { gold: [], model: [] }));
+    e.gold.push(c);
+  }
+  for (let c = 0; c < ncols; c++) {
+    const e = byClass.get(pCol[c]);
+    if (!e) return no;
+    e.model.push(c);
+  }
+  for (const e of byClass.values()) if (e.model.length !== e.gold.length) return no;
+
+  const perm = new Array<number>(ncols).fill(-1);
+  const tied: number[] = [];
+  for (const e of byClass.values()) {
+    if (e.gold.length === 1) perm[e.gold[0]] = e.model[0];
+    else tied.push(...e.gold);
+  }
+  const goldRows = g.map((r) => r.join(","));
+  const bag: CompareOptions = { ...o, rows: "bag" };
+  const verify = () => sameCollection(goldRows, p.map((r) => perm.map((c) => r[c]).join(",")), bag);
+  if (!tied.length) return verify() ? { perm, exhausted: false } : no;
+
+  // Tied classes (columns no signature told apart): a depth-first pairing, gold columns in index
+  // order, each trying its class's unused model columns in index order (one per distinct content:
+  // identical columns are interchangeable), pruned by projections (the rows cut down to the
+  // columns placed so far must agree as a multiset, as they do under any right order). Bounded:
+  // at most MAX_ASSIGNMENTS full verifications and PROJECTION_BUDGET projections (past it, only
+  // verification decides), whatever the number of orders.
+  tied.sort((x, y) => x - y);
+  const contents = new Ids();
+  const content = Array.from({ length: ncols }, (_, c) => contents.id(p.map((r) => r[c]).join(",")));
+  let projectionsLeft = PROJECTION_BUDGET;
+  let verifications = 0;
+  let exhausted = false;
+  const placed = () => perm.flatMap((m, c) => (m >= 0 ? [c] : []));
+  /** Whether gold and model rows agree on the placed columns (hashed; a collision only prunes less). */
+  const projectionsAgree = (): boolean => {
+    if (projectionsLeft-- <= 0) return true;
+    const cols = placed();
+    const counts = new Map<number, number>();
+    const hash = (r: number[], map: (c: number) => number) => {
+      let h1 = 0x811c9dc5;
+      let h2 = 0x01000193;
+      for (const c of cols) {
+        const v = r[map(c)] + 1;
+        h1 = Math.imul(h1 ^ v, 0x01000193);
+        h2 = Math.imul(h2 + v, 0x5bd1e995) ^ (h2 >>> 15);
+      }
+      return (h1 >>> 0) * 0x200000 + (h2 & 0x1fffff);
+    };
+    for (const r of g) {
+      const h = hash(r, (c) => c);
+      counts.set(h, (counts.get(h) ?? 0) + 1);
+    }
+    for (const r of p) {
+      const h = hash(r, (c) => perm[c]);
+      const n = counts.get(h);
+      if (!n) return false;
+      counts.set(h, n - 1);
+    }
+    return true;
+  };
+  const used = new Array<boolean>(ncols).fill(false);
+  for (let c = 0; c < ncols; c++) if (perm[c] >= 0) used[perm[c]] = true;
+  const dfs = (t: number): boolean => {
+    if (t === tied.length) {
+      if (verifications++ >= MAX_ASSIGNMENTS) {
+        exhausted = true;
+        return false;
+      }
+      return verify();
+    }
+    const gc = tied[t];
+    const seen = new Set<number>();
+    for (const mc of byClass.get(gCol[gc])!.model) {
+      if (used[mc] || seen.has(content[mc])) continue;
+      seen.add(content[mc]);
+      perm[gc] = mc;
+      used[mc] = true;
+      if ((t + 1 === tied.length || projectionsAgree()) && dfs(t + 1)) return true;
+      perm[gc] = -1;
+      used[mc] = false;
+      if (exhausted) return false;
+    }
+    return false;
+  };
+  if (dfs(0)) return { perm, exhausted: false };
+  return { perm: null, exhausted };
+}
+
 
 function matchReason(o: CompareOptions, n: number): string {
   return `results match (${o.ordered ? "ordered" : o.rows}, ${n} row${n === 1 ? "" : "s"})`;
