@@ -2,9 +2,19 @@
  * A small linear-time SQL lexer: enough to tell statements apart, find top-level clauses and
  * refuse what a read-only scorer must never run. It never backtracks and touches each character
  * once, so hostile model text costs O(n). It does not parse: the engine does that.
+ *
+ * Two dialects, because what hides a `;` differs: SQLite quotes identifiers with "", `` and [],
+ * and its block comments do not nest; PostgreSQL has dollar quotes ($$..$$, $tag$..$tag$),
+ * escape strings (E'..' where \' does not end the string) and nested block comments, and `[` is
+ * an array subscript there. A text lexed as the wrong dialect can hide a statement from this
+ * check (the engines refuse a second statement on their own: see sqlite-worker.ts, postgres.ts).
  */
 
 export type TokKind = "word" | "quoted" | "string" | "number" | "punct" | "param";
+export type Dialect = "sqlite" | "postgres";
+
+/** Longest dollar-quote tag recognised (PostgreSQL identifiers are at most 63 bytes). */
+export const MAX_DOLLAR_TAG = 63;
 export interface Token {
   kind: TokKind;
   /** Lower-cased for words; verbatim otherwise. */
@@ -17,8 +27,27 @@ const isWordStart = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90)
 const isWord = (c: number) => isWordStart(c) || (c >= 48 && c <= 57) || c === 36;
 const isDigit = (c: number) => c >= 48 && c <= 57;
 
-/** Tokens of `sql`, comments and whitespace dropped. Unterminated strings run to the end. */
-export function tokenize(sql: string): Token[] {
+/** The end of a PostgreSQL `$tag$` opening at `i` (the index after its second `$`), or -1. */
+function dollarTagEnd(sql: string, i: number): number {
+  let j = i + 1;
+  if (sql.charCodeAt(j) === 36) return j + 1; // $$
+  if (!isWordStart(sql.charCodeAt(j))) return -1;
+  const limit = Math.min(sql.length, i + 1 + MAX_DOLLAR_TAG);
+  while (j < limit) {
+    const d = sql.charCodeAt(j);
+    if (d === 36) return j + 1;
+    if (!(isWordStart(d) || isDigit(d))) return -1;
+    j++;
+  }
+  return -1;
+}
+
+/**
+ * Tokens of `sql`, comments and whitespace dropped. Unterminated strings and comments run to the
+ * end. O(n) in either dialect (PostgreSQL's dollar-quote tags are capped at MAX_DOLLAR_TAG).
+ */
+export function tokenize(sql: string, dialect: Dialect = "sqlite"): Token[] {
+  const pg = dialect === "postgres";
   const out: Token[] = [];
   const n = sql.length;
   let i = 0;
@@ -32,15 +61,59 @@ export function tokenize(sql: string): Token[] {
       i = j < 0 ? n : j + 1;
       continue;
     }
-    // /* block comment */
+    // /* block comment */; PostgreSQL's nest
     if (c === 47 && sql.charCodeAt(i + 1) === 42) {
-      const j = sql.indexOf("*/", i + 2);
-      i = j < 0 ? n : j + 2;
+      if (!pg) {
+        const j = sql.indexOf("*/", i + 2);
+        i = j < 0 ? n : j + 2;
+        continue;
+      }
+      let level = 1;
+      let j = i + 2;
+      while (j < n && level > 0) {
+        const d = sql.charCodeAt(j);
+        if (d === 47 && sql.charCodeAt(j + 1) === 42) { level++; j += 2; }
+        else if (d === 42 && sql.charCodeAt(j + 1) === 47) { level--; j += 2; }
+        else j++;
+      }
+      i = j;
       continue;
     }
-    // 'string' with '' escapes; E'..' and X'..' prefixes lex as word + string, which is fine
+    // PostgreSQL $$dollar-quoted$$ and $tag$dollar-quoted$tag$ strings (no escapes inside)
+    if (pg && c === 36) {
+      const open = dollarTagEnd(sql, i);
+      if (open > 0) {
+        const k = sql.indexOf(sql.slice(i, open), open);
+        const j = k < 0 ? n : k + (open - i);
+        out.push({ kind: "string", text: sql.slice(i, j), depth });
+        i = j;
+        continue;
+      }
+    }
+    // 'string' with '' escapes; X'..', B'..', N'..' prefixes lex as word + string, which is fine.
+    // PostgreSQL's E'..' (the word just before is a lone E) also takes backslash escapes.
     if (c === 39) {
+      const prev = out.length ? out[out.length - 1] : null;
+      const escapes = pg && prev !== null && prev.kind === "word" && prev.text === "e" && i > 0 && (sql.charCodeAt(i - 1) | 32) === 101;
       let j = i + 1;
+      if (escapes) {
+        out.pop(); // the E is part of the string
+        for (;;) {
+          if (j >= n) break;
+          const d = sql.charCodeAt(j);
+          if (d === 92) { j += 2; continue; }
+          if (d === 39) {
+            if (sql.charCodeAt(j + 1) === 39) { j += 2; continue; }
+            j++;
+            break;
+          }
+          j++;
+        }
+        j = Math.min(j, n);
+        out.push({ kind: "string", text: sql.slice(i - 1, j), depth });
+        i = j;
+        continue;
+      }
       for (;;) {
         const k = sql.indexOf("'", j);
         if (k < 0) { j = n; break; }
@@ -52,8 +125,8 @@ export function tokenize(sql: string): Token[] {
       i = j;
       continue;
     }
-    // "identifier", `identifier`, [identifier]
-    if (c === 34 || c === 96 || c === 91) {
+    // "identifier"; SQLite also `identifier` and [identifier] (in PostgreSQL `[` is a subscript)
+    if (c === 34 || (!pg && (c === 96 || c === 91))) {
       const close = c === 91 ? "]" : String.fromCharCode(c);
       let j = i + 1;
       for (;;) {
@@ -164,9 +237,16 @@ export type QueryCheck = { ok: true; sql: string; tokens: Token[] } | { ok: fals
  * (read-only connection, query_only, READ ONLY transaction, SELECT-only role) are the real
  * barrier; this check adds a clear reason for the model and a second wall.
  */
-export function checkQuery(sql: string): QueryCheck {
+export function checkQuery(sql: string, dialect?: Dialect): QueryCheck {
+  if (dialect) return checkDialect(sql, dialect);
+  // engine unknown: refused if either dialect's reading refuses it
+  const pg = checkDialect(sql, "postgres");
+  return pg.ok ? checkDialect(sql, "sqlite") : pg;
+}
+
+function checkDialect(sql: string, dialect: Dialect): QueryCheck {
   const text = stripTrailingSemicolons(sql);
-  const tokens = tokenize(text);
+  const tokens = tokenize(text, dialect);
   if (!tokens.length) return { ok: false, reason: "empty query" };
   let first = 0;
   while (first < tokens.length && tokens[first].text === "(") first++;
@@ -177,6 +257,8 @@ export function checkQuery(sql: string): QueryCheck {
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i];
     if (t.kind === "punct" && t.text === ";") return { ok: false, reason: "more than one statement" };
+    // PostgreSQL: a `$` that opens no dollar quote we recognise (a tag over MAX_DOLLAR_TAG characters)
+    if (dialect === "postgres" && t.kind === "punct" && t.text === "$") return { ok: false, reason: `a $ that is not a parameter or a dollar quote (tags are at most ${MAX_DOLLAR_TAG} characters)` };
     if (t.kind !== "word") continue;
     if (DENIED_WORDS.has(t.text)) return { ok: false, reason: `${t.text.toUpperCase()} is not allowed in a scored query` };
     if (DENIED_FUNCTIONS.has(t.text) && tokens[i + 1]?.text === "(") return { ok: false, reason: `function ${t.text}() is not allowed in a scored query` };
