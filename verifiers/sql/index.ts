@@ -98,14 +98,14 @@ export const sql = defineVerifier({
       if (err instanceof UnknownDatabaseError) throw new InvalidItemError(err.message, ref.database ? "reference" : "options");
       throw err;
     }
-    const gold = checkQuery(ref.sql);
+    const gold = checkQuery(ref.sql, engine);
     if (!gold.ok) throw new InvalidItemError(`the gold query is not one read-only query: ${gold.reason}`);
     const w: Weights = o.weights ?? { execution: 1 };
     if (!Object.values(w).some((x) => x && x > 0)) throw new InvalidItemError("options.weights: at least one weight must be above 0", "options");
 
     const { sql: text, source } = extractSql(item.response);
     const details: Record<string, unknown> = { database: id, engine, extracted_from: source, sql: text.slice(0, 2_000) };
-    const pred = text.length <= MAX_SQL_CHARS ? checkQuery(text) : null;
+    const pred = text.length <= MAX_SQL_CHARS ? checkQuery(text, engine) : null;
     const ngram = text.length <= MAX_SQL_CHARS ? ngramSimilarity(pred?.ok ? pred.tokens : text, gold.tokens, o.ngram) : 0;
     const schema = w.schema ? (text.length <= MAX_SQL_CHARS ? schemaLinking(text, gold.sql, engine) : { score: 0, note: "query too long" }) : null;
     const score = (execution: number, syntax: number, reason: string, extra: Record<string, unknown> = {}): Outcome => {
