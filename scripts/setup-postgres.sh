@@ -2,7 +2,7 @@
 # PostgreSQL for the sql verifier's tests: installs the server if missing, starts a cluster that
 # listens on loopback only, and creates two roles and a test database:
 #   assay     owns the database assay_test (tests load their fixtures through it)
-#   assay_ro  may only SELECT (what the verifier connects as); read-only by default
+#   assay_ro  may only SELECT (what the verifier connects as); read-only by default, no TEMP, no CREATE
 # Idempotent and non-interactive: a second run changes nothing.
 # The tests read ASSAY_SQL_TEST_POSTGRES (owner URL) and ASSAY_SQL_TEST_POSTGRES_RO (reader URL);
 # their defaults match what this script creates.
@@ -50,7 +50,14 @@ GRANT USAGE, CREATE ON SCHEMA public TO assay;
 GRANT USAGE ON SCHEMA public TO assay_ro;
 GRANT SELECT ON ALL TABLES IN SCHEMA public TO assay_ro;
 ALTER DEFAULT PRIVILEGES FOR ROLE assay IN SCHEMA public GRANT SELECT ON TABLES TO assay_ro;
+-- no TEMP and no CREATE anywhere: a temporary table or an object in a schema on the search path
+-- could shadow a real table (Assay refuses to start with a role that has them)
+REVOKE TEMPORARY, CREATE ON DATABASE assay_test FROM assay_ro;
+REVOKE CREATE ON SCHEMA public FROM assay_ro;
 ALTER ROLE assay_ro SET default_transaction_read_only = on;
 ALTER ROLE assay_ro SET statement_timeout = '30s';
 SQL
+# the check Assay makes at start-up (src/sql/postgres.ts), here so a wrong grant fails the setup
+BAD=$(psql_su "-d assay_test -c \"SELECT concat_ws(' ', CASE WHEN has_database_privilege('assay_ro', 'assay_test', 'TEMPORARY') THEN 'TEMPORARY' END, CASE WHEN has_database_privilege('assay_ro', 'assay_test', 'CREATE') THEN 'CREATE' END, (SELECT string_agg('CREATE ON SCHEMA ' || nspname, ' ') FROM pg_namespace WHERE has_schema_privilege('assay_ro', oid, 'CREATE') AND nspname !~ '^pg_(toast_)?temp_'))\"")
+if [ -n "$BAD" ]; then echo "setup-postgres: role assay_ro still has: $BAD" >&2; exit 1; fi
 echo "setup-postgres: ready on 127.0.0.1:$PORT (database assay_test; roles assay, assay_ro)"

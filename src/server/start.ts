@@ -26,6 +26,18 @@ export function serverLogger(level: string): Logger {
 
 export async function startServer(config: Config = loadConfig(), log: Logger = serverLogger(config.logLevel)): Promise<Running> {
   const runtime = await createRuntime(config, { log });
+  if (config.sql.postgres.length) {
+    // A PostgreSQL role that may create temporary tables or objects lets a query shadow a table:
+    // refuse to start, naming what to REVOKE (src/sql/postgres.ts). Unreachable ones are checked
+    // again before their first query.
+    try {
+      const { unreachable } = await (await runtime.services.sql()).checkPostgres();
+      for (const u of unreachable) log.warn({ database: u.id }, `PostgreSQL database ${u.id} did not answer at start-up (${u.error}); its role is checked before its first query`);
+    } catch (err) {
+      await runtime.close();
+      throw err;
+    }
+  }
   const handle = createApp(runtime);
   const server = await new Promise<Server>((resolve, reject) => {
     const s = handle.app.listen(config.port, config.host, () => resolve(s));

@@ -1,9 +1,23 @@
 /**
- * PostgreSQL through `pg`. Each query runs in its own READ ONLY transaction with a
- * statement_timeout, through a cursor (DECLARE ... CURSOR FOR), fetched in chunks so the row
- * and byte caps hold while the rows arrive; the transaction is always rolled back. The role in
- * the connection URL should be able to SELECT and nothing else (scripts/setup-postgres.sh shows
- * one); the READ ONLY transaction holds even when it can do more.
+ * PostgreSQL through `pg`. What reaches the server for one query:
+ *
+ * 1. `BEGIN TRANSACTION READ ONLY`, a fingerprint of the session's settings, and `SET LOCAL`
+ *    limits (statement_timeout, lock_timeout, idle_in_transaction_session_timeout): our text,
+ *    one round trip.
+ * 2. `DECLARE assay_q NO SCROLL CURSOR FOR <query>` through the extended query protocol
+ *    (Parse/Bind/Execute), where PostgreSQL refuses more than one statement ("cannot insert
+ *    multiple commands into a prepared statement"): the query can never COMMIT, SET or run a
+ *    second statement, whatever the lexer made of it.
+ * 3. `FETCH` in chunks, so the row and byte caps hold while the rows arrive.
+ * 4. `ROLLBACK`, then `DISCARD ALL` (settings, temp objects, advisory locks, prepared statements
+ *    back to a fresh session's) before the connection goes back to the pool. A connection whose
+ *    reset failed, whose query outlived its limit on our side, or whose settings fingerprint at
+ *    step 1 differs from the one it had when it was new, is destroyed, never reused.
+ *
+ * Every result carries the fingerprint it ran under (`settings`), so the gold cache is keyed by
+ * it. The role is checked once per database before its first query: one that may create
+ * temporary tables or objects (a table that shadows the real one) is refused (UnsafeRoleError,
+ * naming what to REVOKE); scripts/setup-postgres.sh shows a SELECT-only one.
  */
 import pg from "pg";
 import type { Cell, QueryOutcome, SchemaTable } from "./types.js";
@@ -24,71 +38,214 @@ const types = {
 } as unknown as pg.CustomTypesConfig;
 
 const FETCH = 512;
+/** How long past its own limit a query may go unanswered before its connection is destroyed. */
+const WATCHDOG_GRACE_MS = 2_000;
+/** Connections taken in a row whose settings were not a fresh session's, before giving up. */
+const MAX_TAINTED = 3;
+
+/**
+ * Every setting of the session (PostgreSQL's own view, pg_settings), who it runs as and how many
+ * temporary relations it holds, hashed: what a query's result may depend on beside the data.
+ * Read inside the READ ONLY transaction, before SET LOCAL.
+ */
+const FINGERPRINT_SQL =
+  `SELECT md5(string_agg(name || '=' || coalesce(setting, ''), ';' ORDER BY name)) || ':' || current_user || ':' || session_user || ':' ||` +
+  ` (SELECT count(*) FROM pg_class WHERE relnamespace = pg_my_temp_schema()) AS fp FROM pg_settings`;
+
+/** The role in a PostgreSQL URL may do more than SELECT; the message says what to REVOKE. */
+export class UnsafeRoleError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UnsafeRoleError";
+  }
+}
+
+export type PgOutcome = QueryOutcome & { settings?: string };
+
+interface PoolState {
+  pool: pg.Pool;
+  /** Set once the role has passed the check; a failed check is retried on the next use. */
+  role: Promise<void> | null;
+  /** The settings fingerprint of the newest fresh connection (the gold cache's key part). */
+  settings: string;
+}
 
 export class PostgresEngine {
-  private readonly pools = new Map<string, pg.Pool>();
-  constructor(private readonly opts: { poolSize: number; connectTimeoutMs: number }) {}
+  private readonly pools = new Map<string, PoolState>();
+  /** Each connection's fingerprint from its first use, when it was a fresh session. */
+  private readonly baseline = new WeakMap<pg.PoolClient, string>();
+  /** Connections destroyed because their state was in doubt (tests, stats). */
+  readonly counters = { destroyed: 0, tainted: 0 };
 
-  private pool(url: string): pg.Pool {
-    let p = this.pools.get(url);
-    if (!p) {
-      p = new pg.Pool({ connectionString: url, max: this.opts.poolSize, connectionTimeoutMillis: this.opts.connectTimeoutMs, idleTimeoutMillis: 30_000, types });
-      p.on("error", () => {}); // an idle client that dies is dropped by the pool
-      this.pools.set(url, p);
+  constructor(private readonly opts: { poolSize: number; connectTimeoutMs: number; /** Check the role's privileges before use (default true). */ checkRole?: boolean }) {}
+
+  private state(url: string): PoolState {
+    let s = this.pools.get(url);
+    if (!s) {
+      const pool = new pg.Pool({ connectionString: url, max: this.opts.poolSize, connectionTimeoutMillis: this.opts.connectTimeoutMs, idleTimeoutMillis: 30_000, types });
+      pool.on("error", () => {}); // an idle client that dies is dropped by the pool
+      s = { pool, role: null, settings: "" };
+      this.pools.set(url, s);
     }
-    return p;
+    return s;
+  }
+
+  /** The settings fingerprint fresh sessions on `url` have ("" before the first query). */
+  settingsKey(url: string): string {
+    return this.pools.get(url)?.settings ?? "";
+  }
+
+  /** Throws UnsafeRoleError when the URL's role may create temporary tables or objects. */
+  async checkRole(url: string): Promise<void> {
+    if (this.opts.checkRole === false) return;
+    const s = this.state(url);
+    s.role ??= this.inspectRole(s.pool);
+    try {
+      await s.role;
+    } catch (err) {
+      s.role = null;
+      throw err;
+    }
+  }
+
+  private async inspectRole(pool: pg.Pool): Promise<void> {
+    const client = await pool.connect();
+    let keep = false;
+    try {
+      const r = await client.query<{ db: string; role: string; superuser: boolean; temp: boolean; create_db: boolean; schemas: string; scs: string }>(
+        `SELECT current_database() AS db, current_user AS role, r.rolsuper AS superuser,
+                has_database_privilege(current_database(), 'TEMPORARY') AS temp,
+                has_database_privilege(current_database(), 'CREATE') AS create_db,
+                coalesce((SELECT string_agg(quote_ident(nspname), ', ' ORDER BY nspname) FROM pg_namespace
+                          WHERE has_schema_privilege(oid, 'CREATE') AND nspname !~ '^pg_(toast_)?temp_'), '') AS schemas,
+                current_setting('standard_conforming_strings') AS scs
+         FROM pg_roles r WHERE r.rolname = current_user`,
+      );
+      keep = await reset(client, false);
+      const row = r.rows[0];
+      if (!row) throw new UnsafeRoleError("cannot read the connecting role from pg_roles");
+      const role = quoteIdent(row.role);
+      const db = quoteIdent(row.db);
+      if (row.superuser) throw new UnsafeRoleError(`role ${role} is a superuser; connect as a role that can only SELECT (scripts/setup-postgres.sh makes one)`);
+      const may: string[] = [];
+      const revoke: string[] = [];
+      const dbPrivs = [row.temp ? "TEMPORARY" : "", row.create_db ? "CREATE" : ""].filter(Boolean);
+      if (row.temp) may.push("create temporary tables");
+      if (row.create_db) may.push(`create schemas in database ${db}`);
+      if (dbPrivs.length) revoke.push(`REVOKE ${dbPrivs.join(", ")} ON DATABASE ${db} FROM PUBLIC, ${role};`);
+      if (row.schemas) {
+        may.push(`create objects in schema ${row.schemas}`);
+        revoke.push(`REVOKE CREATE ON SCHEMA ${row.schemas} FROM PUBLIC, ${role};`);
+      }
+      if (may.length) {
+        throw new UnsafeRoleError(
+          `role ${role} may ${may.join(", ")}: a scored query could make a table that shadows the real one. ` +
+            `As a superuser run: ${revoke.join(" ")} (a role that owns the database or a schema keeps these rights: connect as another role), ` +
+            `or use a role that can only SELECT (scripts/setup-postgres.sh makes one)`,
+        );
+      }
+      if (row.scs !== "on") throw new UnsafeRoleError(`standard_conforming_strings is ${row.scs} for role ${role}; run ALTER ROLE ${role} RESET standard_conforming_strings (the query check reads strings as PostgreSQL does by default)`);
+    } finally {
+      this.release(client, keep);
+    }
+  }
+
+  private release(client: pg.PoolClient, keep: boolean): void {
+    if (!keep) this.counters.destroyed++;
+    client.release(!keep);
+  }
+
+  /**
+   * A connection whose session is a fresh one's, in a READ ONLY transaction with the limits set:
+   * its settings fingerprint. A connection that fails the comparison is destroyed and another taken.
+   */
+  private async begin(url: string, runMs: number): Promise<{ client: pg.PoolClient; settings: string }> {
+    await this.checkRole(url);
+    const s = this.state(url);
+    for (let tries = 0; ; tries++) {
+      const client = await s.pool.connect();
+      let fp: string;
+      try {
+        const ms = Math.max(1, Math.round(runMs));
+        const rs = (await client.query(
+          `BEGIN TRANSACTION READ ONLY; ${FINGERPRINT_SQL}; SET LOCAL statement_timeout = ${ms}; SET LOCAL lock_timeout = ${ms}; SET LOCAL idle_in_transaction_session_timeout = ${Math.max(1_000, ms * 2)}`,
+        )) as unknown as pg.QueryResult[];
+        fp = String(rs[1].rows[0].fp);
+      } catch (err) {
+        this.release(client, false);
+        throw err;
+      }
+      const base = this.baseline.get(client);
+      if (base === undefined) {
+        this.baseline.set(client, fp);
+        s.settings = fp;
+      } else if (base !== fp) {
+        this.counters.tainted++;
+        this.release(client, false);
+        if (tries + 1 >= MAX_TAINTED) throw new Error(`${MAX_TAINTED} pooled connections in a row had settings unlike a fresh session's; refusing to run on them`);
+        continue;
+      }
+      return { client, settings: fp };
+    }
   }
 
   /** Connection failures throw (machinery); everything the query itself does is an outcome. */
-  async query(url: string, sql: string, o: { runMs: number; maxRows: number; maxBytes: number }): Promise<QueryOutcome> {
-    const client = await this.pool(url).connect();
-    let broken = false;
+  async query(url: string, sql: string, o: { runMs: number; maxRows: number; maxBytes: number }): Promise<PgOutcome> {
+    const { client, settings } = await this.begin(url, o.runMs);
+    let keep = false;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      await client.query(`BEGIN TRANSACTION READ ONLY; SET LOCAL statement_timeout = ${Math.max(1, Math.round(o.runMs))}; SET LOCAL idle_in_transaction_session_timeout = ${Math.max(1000, Math.round(o.runMs * 2))}`);
       const t0 = performance.now();
-      try {
-        await client.query(`DECLARE assay_q NO SCROLL CURSOR FOR ${sql}`);
-      } catch (err) {
-        return failure(err, "prepare");
+      const work = this.run(client, sql, o, t0);
+      work.catch(() => {}); // when the watchdog wins, the destroyed connection rejects it
+      const watchdog = new Promise<"late">((res) => (timer = setTimeout(res, o.runMs + WATCHDOG_GRACE_MS, "late")));
+      const out = await Promise.race([work, watchdog]);
+      if (out === "late") {
+        // PostgreSQL did not stop it (or did not answer): the connection's state is unknown
+        return { ok: false, stage: "execute", error: `no answer ${Math.round(o.runMs + WATCHDOG_GRACE_MS)} ms after the query started; its connection was closed`, limit: "timeout" };
       }
-      const rows: Cell[][] = [];
-      let columns: string[] = [];
-      let bytes = 0;
-      for (;;) {
-        let r: pg.QueryArrayResult;
-        try {
-          r = await client.query({ text: `FETCH FORWARD ${FETCH} FROM assay_q`, rowMode: "array" });
-        } catch (err) {
-          return failure(err, "execute");
-        }
-        columns = r.fields.map((f) => f.name);
-        for (const row of r.rows) {
-          if (rows.length >= o.maxRows) return { ok: false, stage: "execute", error: `result has more than ${o.maxRows} rows`, limit: "rows" };
-          const cells = row.map(toCell);
-          for (const c of cells) bytes += c === null ? 1 : typeof c === "number" ? 8 : c.length * 2 + 8;
-          if (bytes > o.maxBytes) return { ok: false, stage: "execute", error: `result is larger than ${o.maxBytes} bytes`, limit: "bytes" };
-          rows.push(cells);
-        }
-        if (r.rows.length < FETCH) break;
-      }
-      return { ok: true, columns, rows, bytes, ms: performance.now() - t0 };
-    } catch (err) {
-      broken = true;
-      throw err;
+      keep = await reset(client, true);
+      return out.ok ? { ...out, settings } : out;
     } finally {
-      try {
-        await client.query("ROLLBACK");
-      } catch {
-        broken = true;
-      }
-      client.release(broken);
+      clearTimeout(timer);
+      this.release(client, keep);
     }
   }
 
-  async schema(url: string, runMs: number): Promise<SchemaTable[]> {
-    const client = await this.pool(url).connect();
+  private async run(client: pg.PoolClient, sql: string, o: { maxRows: number; maxBytes: number }, t0: number): Promise<QueryOutcome> {
     try {
-      await client.query(`BEGIN TRANSACTION READ ONLY; SET LOCAL statement_timeout = ${runMs}`);
+      // the extended protocol: PostgreSQL parses this as exactly one statement or refuses it
+      await client.query({ text: `DECLARE assay_q NO SCROLL CURSOR FOR ${sql}`, queryMode: "extended" } as pg.QueryConfig);
+    } catch (err) {
+      return failure(err, "prepare");
+    }
+    const rows: Cell[][] = [];
+    let columns: string[] = [];
+    let bytes = 0;
+    for (;;) {
+      let r: pg.QueryArrayResult;
+      try {
+        r = await client.query({ text: `FETCH FORWARD ${FETCH} FROM assay_q`, rowMode: "array" });
+      } catch (err) {
+        return failure(err, "execute");
+      }
+      columns = r.fields.map((f) => f.name);
+      for (const row of r.rows) {
+        if (rows.length >= o.maxRows) return { ok: false, stage: "execute", error: `result has more than ${o.maxRows} rows`, limit: "rows" };
+        const cells = row.map(toCell);
+        for (const c of cells) bytes += c === null ? 1 : typeof c === "number" ? 8 : c.length * 2 + 8;
+        if (bytes > o.maxBytes) return { ok: false, stage: "execute", error: `result is larger than ${o.maxBytes} bytes`, limit: "bytes" };
+        rows.push(cells);
+      }
+      if (r.rows.length < FETCH) break;
+    }
+    return { ok: true, columns, rows, bytes, ms: performance.now() - t0 };
+  }
+
+  async schema(url: string, runMs: number): Promise<SchemaTable[]> {
+    const { client } = await this.begin(url, runMs);
+    let keep = false;
+    try {
       const cols = await client.query<{ table_name: string; column_name: string; data_type: string }>(
         `SELECT table_name, column_name, data_type FROM information_schema.columns
          WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position`,
@@ -128,17 +285,35 @@ export class PostgresEngine {
           await client.query("ROLLBACK TO SAVEPOINT c");
         }
       }
+      keep = await reset(client, true);
       return [...tables.values()].sort((a, b) => a.name.localeCompare(b.name));
     } finally {
-      await client.query("ROLLBACK").catch(() => {});
-      client.release();
+      this.release(client, keep);
     }
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.pools.values()].map((p) => p.end().catch(() => {})));
+    await Promise.all([...this.pools.values()].map((p) => p.pool.end().catch(() => {})));
     this.pools.clear();
   }
+}
+
+/**
+ * Ends the transaction (when `inTransaction`) and resets the session to a fresh one's. True when
+ * the connection may be reused; false when any step failed (the caller destroys it).
+ */
+async function reset(client: pg.PoolClient, inTransaction: boolean): Promise<boolean> {
+  try {
+    if (inTransaction) await client.query("ROLLBACK");
+    await client.query("DISCARD ALL");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function quoteIdent(s: string): string {
+  return /^[a-z_][a-z0-9_$]*$/.test(s) ? s : `"${s.replaceAll('"', '""')}"`;
 }
 
 function toCell(v: unknown): Cell {

@@ -14,7 +14,7 @@ import { LRUCache } from "lru-cache";
 import Database from "better-sqlite3";
 import { MachineryError } from "../core/types.js";
 import { SqlitePool, TaskTimeout, ProcessExited } from "./sqlite-pool.js";
-import { PostgresEngine } from "./postgres.js";
+import { PostgresEngine, UnsafeRoleError, type PgOutcome } from "./postgres.js";
 import { tokenize } from "./lex.js";
 import { DB_ID, type DatabaseInfo, type QueryOutcome, type SchemaTable } from "./types.js";
 import type { Config } from "../core/config.js";
@@ -219,13 +219,35 @@ export class SqlService {
   }
 
   /**
+   * Start-up check of every configured PostgreSQL database's role: throws (the server refuses to
+   * start) when one may create temporary tables or objects, naming what to REVOKE. A database
+   * that does not answer yet is reported in `unreachable` and checked again before its first query.
+   */
+  async checkPostgres(): Promise<{ unreachable: { id: string; error: string }[] }> {
+    const unreachable: { id: string; error: string }[] = [];
+    const unsafe: string[] = [];
+    for (const p of this.opts.postgres) {
+      try {
+        await this.enginePg().checkRole(p.url);
+      } catch (err) {
+        if (err instanceof UnsafeRoleError) unsafe.push(`PostgreSQL database ${p.id} (ASSAY_SQL_POSTGRES): ${err.message}`);
+        else unreachable.push({ id: p.id, error: (err as Error).message });
+      }
+    }
+    if (unsafe.length) throw new UnsafeRoleError(unsafe.join("\n"));
+    return { unreachable };
+  }
+
+  /**
    * A gold query's result, run once per (database, version, SQL) and kept in an LRU: the items
    * of a GRPO group that share a gold query wait on one execution. Failures are not kept.
    */
   async goldQuery(id: string, sql: string, o: QueryOptions): Promise<QueryOutcome & { cached: boolean }> {
     const e = this.lookup(id);
     if (!e) throw new UnknownDatabaseError(id, [...this.entries.keys()].sort());
-    const key = `${e.id}\0${e.version}\0${sql}`;
+    // PostgreSQL: keyed by the settings fresh sessions run under (every query runs on one)
+    const keyFor = (settings: string) => `${e.id}\0${e.version}\0${settings}\0${sql}`;
+    const key = keyFor(e.engine === "postgres" ? this.enginePg().settingsKey(e.location) : "");
     const hit = this.gold.get(key);
     if (hit) {
       this.counters.goldHits++;
@@ -238,7 +260,10 @@ export class SqlService {
       // other items may wait on it: it may queue until this item's deadline, and then runs under
       // the service's time limit whatever is left of the item's
       p = this.run(e, sql, { deadline: Math.max(o.deadline, Date.now() + this.opts.timeoutMs) }).then((r) => {
-        if (r.ok) this.gold.set(key, r);
+        if (r.ok) {
+          const { settings, ...kept } = r as PgOutcome & { ok: true };
+          this.gold.set(settings === undefined ? key : keyFor(settings), kept);
+        }
         return r;
       });
       this.inflight.set(key, p);

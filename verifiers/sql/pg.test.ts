@@ -8,6 +8,9 @@ import assert from "node:assert/strict";
 import request from "supertest";
 import pg from "pg";
 import { testApp } from "../../tests/helpers.js";
+import { loadConfig } from "../../src/core/config.js";
+import { startServer } from "../../src/server/start.js";
+import { PostgresEngine, UnsafeRoleError } from "../../src/sql/postgres.js";
 import { CASES } from "./cases.js";
 import { SCRIPT } from "./fixtures.js";
 
@@ -143,6 +146,123 @@ async function suite(c: pg.Client) {
       assert.ok(wall < 3_500, `batch took ${wall} ms`);
       const idle = await c.query("SELECT count(*) AS n FROM pg_stat_activity WHERE usename = 'assay_ro' AND state = 'active' AND query NOT LIKE '%pg_stat_activity%'");
       assert.equal(Number(idle.rows[0].n), 0); // nothing left running on the server
+    });
+  });
+
+  // one connection, so every item below runs on the session the one before it used
+  const one = await testApp({ ASSAY_SQL_POSTGRES: `concert_pg=${READER}`, ASSAY_SQL_TIMEOUT_MS: "1000", ASSAY_SQL_PG_POOL: "1", ASSAY_SQL_DIR: "/nonexistent" });
+  after(() => one.runtime.close());
+  const svc = await one.runtime.services.sql();
+  describe("one statement, read-only, every time (issue 25)", () => {
+    // its result depends on the session's search_path, TimeZone and DateStyle
+    const GOLD = "SELECT name, '2024-01-02 03:04:05+00'::timestamptz::text AS t FROM singer ORDER BY name";
+    const RIGHT = "SELECT name, '2024-01-02 03:04:05+00'::timestamptz::text FROM singer ORDER BY 1";
+    const score = async (response: string) => {
+      const res = await request(one.app).post("/reward").send(item(response, GOLD));
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      return res.body as { reward: number | null; status: string; reason: string; details: Record<string, any>; elapsed_ms: number };
+    };
+    const attacks = [
+      "SELECT $$'$$; COMMIT; SET TimeZone = 'Asia/Tokyo'; SELECT '$$'",
+      "SELECT $t$'$t$; COMMIT; SET search_path TO pg_catalog; SELECT '$t$'",
+      "SELECT E'\\'' ; COMMIT; SET DateStyle = 'SQL, DMY'; SELECT ''",
+      "SELECT 1 /* /* */ ' */ ; COMMIT; SET TimeZone = 'America/Caracas'; -- '",
+      "SELECT $$'$$; COMMIT; SET statement_timeout = 0; SELECT pg_sleep(30) -- '$$",
+      "SELECT $$'$$; COMMIT; SET default_transaction_read_only = off; CREATE TEMP TABLE singer AS SELECT 'evil' AS name; SELECT '$$'",
+    ];
+
+    test("each hidden second statement scores 0 with a reason; a right answer right after scores 1 from the unchanged gold cache", async () => {
+      const first = await score(RIGHT);
+      assert.equal(first.reward, 1, first.reason);
+      const cached = JSON.stringify((svc as any).gold.dump());
+      const runs = svc.counters.goldRuns;
+      for (const a of attacks) {
+        const r = await score(a);
+        assert.equal(r.status, "ok", `${a}: ${r.reason}`);
+        assert.equal(r.reward, 0, a);
+        assert.ok(r.reason.length > 0);
+        assert.ok(r.elapsed_ms < 3_000, `${a} took ${r.elapsed_ms} ms`);
+        const right = await score(RIGHT);
+        assert.equal(right.reward, 1, `after ${a}: ${right.reason}`);
+        assert.equal(right.details.gold_cached, true);
+      }
+      assert.equal(svc.counters.goldRuns, runs);
+      assert.equal(JSON.stringify((svc as any).gold.dump()), cached);
+      const sleeping = await c.query("SELECT count(*) AS n FROM pg_stat_activity WHERE query LIKE '%pg_sleep(30)%' AND pid <> pg_backend_pid()");
+      assert.equal(Number(sleeping.rows[0].n), 0);
+    });
+
+    test("the engine alone (no lexer) runs exactly one statement, in a READ ONLY transaction with its own limits", async () => {
+      const far = () => ({ deadline: Date.now() + 10_000 });
+      for (const q of [
+        "SELECT 1; COMMIT; SET search_path TO pg_catalog",
+        "SET statement_timeout = 0; SELECT pg_sleep(30)",
+        "SELECT 1; COMMIT; CREATE TEMP TABLE singer AS SELECT 'evil' AS name",
+      ]) {
+        const t0 = Date.now();
+        const r = await svc.query("concert_pg", q, far());
+        assert.equal(r.ok, false, q);
+        assert.match(!r.ok ? r.error : "", /multiple commands|syntax error/); // the second statement never runs
+        assert.ok(Date.now() - t0 < 3_000);
+      }
+      // a setting changed inside the one statement goes with its transaction; the timeout was armed before it
+      const t0 = Date.now();
+      const lifted = await svc.query("concert_pg", "SELECT set_config('statement_timeout', '0', false), pg_sleep(5)", far());
+      assert.equal(lifted.ok, false);
+      assert.equal(!lifted.ok && lifted.limit, "timeout");
+      assert.ok(Date.now() - t0 < 3_000, `ran ${Date.now() - t0} ms`);
+      const r = await svc.query("concert_pg", "SELECT current_setting('statement_timeout'), current_setting('TimeZone') = (SELECT reset_val FROM pg_settings WHERE name = 'TimeZone'), count(*) FROM singer", far());
+      assert.ok(r.ok);
+      assert.deepEqual(r.rows, [["1s", 1, 7]]); // SET LOCAL's limit, the default zone, the real table
+    });
+
+    test("a pooled session whose settings or temp tables changed behind our back is destroyed, not reused", async () => {
+      const engine = (svc as any).pg as PostgresEngine;
+      const pool = (engine as any).pools.get(READER).pool as pg.Pool;
+      const before = engine.counters.tainted;
+      const client = await pool.connect();
+      await client.query("SET search_path TO pg_catalog"); // as if a reset had been skipped
+      client.release();
+      const r = await svc.query("concert_pg", "SELECT count(*) FROM singer", { deadline: Date.now() + 10_000 });
+      assert.ok(r.ok, !r.ok ? r.error : "");
+      assert.deepEqual(r.rows, [[7]]);
+      assert.equal(engine.counters.tainted, before + 1);
+    });
+
+    test("a role that may create temporary tables or objects: the server refuses to start, naming what to REVOKE", async () => {
+      const config = loadConfig({ ASSAY_SQL_POSTGRES: `concert_own=${OWNER}`, ASSAY_SQL_DIR: "/nonexistent", ASSAY_PORT: "0", ASSAY_LOG_LEVEL: "silent", ASSAY_SANDBOX: "none", ASSAY_DATA_DIR: ":memory:" });
+      await assert.rejects(startServer(config), (err: Error) => {
+        assert.ok(err instanceof UnsafeRoleError, String(err));
+        assert.match(err.message, /concert_own/);
+        assert.match(err.message, /create temporary tables/);
+        assert.match(err.message, /REVOKE TEMPORARY, CREATE ON DATABASE assay_test FROM PUBLIC, assay;/);
+        assert.match(err.message, /REVOKE CREATE ON SCHEMA public FROM PUBLIC, assay;/);
+        return true;
+      });
+      // the SELECT-only role passes the same check, and items on the owner's URL are null, never run
+      assert.deepEqual(await svc.checkPostgres(), { unreachable: [] });
+      const own = new PostgresEngine({ poolSize: 1, connectTimeoutMs: 3_000 });
+      try {
+        await assert.rejects(own.query(OWNER, "SELECT 1", { runMs: 1_000, maxRows: 10, maxBytes: 1_000 }), UnsafeRoleError);
+      } finally {
+        await own.close();
+      }
+    });
+
+    test("even a role with TEMP (check off) cannot make a shadowing temp table through the engine", async () => {
+      const own = new PostgresEngine({ poolSize: 1, connectTimeoutMs: 3_000, checkRole: false });
+      const o = { runMs: 1_000, maxRows: 100, maxBytes: 100_000 };
+      try {
+        for (const q of ["SELECT 1; COMMIT; CREATE TEMP TABLE singer AS SELECT 'evil' AS name", "CREATE TEMP TABLE singer AS SELECT 'evil' AS name", "SELECT * INTO TEMP singer FROM singer"]) {
+          const r = await own.query(OWNER, q, o);
+          assert.equal(r.ok, false, q);
+        }
+        const r = await own.query(OWNER, "SELECT count(*), (SELECT count(*) FROM pg_class WHERE relnamespace = pg_my_temp_schema()) FROM singer", o);
+        assert.ok(r.ok);
+        assert.deepEqual(r.rows, [[7, 0]]);
+      } finally {
+        await own.close();
+      }
     });
   });
 }
