@@ -222,8 +222,8 @@ export const SETTINGS = {
   sql: {
     dir: str("ASSAY_SQL_DIR", "data/sql", "`sql` verifier: every `*.sqlite` under it (recursively) is a database, id = file stem (Spider/BIRD's `database/<db_id>/<db_id>.sqlite` works)"),
     uploadDir: str("ASSAY_SQL_UPLOAD_DIR", "", "where `POST /databases` stores uploaded databases", "`$ASSAY_SQL_DIR/uploads`"),
-    postgres: postgresList("ASSAY_SQL_POSTGRES", "PostgreSQL databases: comma-separated `id=postgres://user:pass@host/db` (a bare URL's id is its database name); use a role that can only SELECT"),
-    timeoutMs: int("ASSAY_SQL_TIMEOUT_MS", 5_000, "longest one SQL query may run, ms (SQLite: its process is killed; PostgreSQL: `statement_timeout`)", 10, 600_000),
+    postgres: postgresList("ASSAY_SQL_POSTGRES", "PostgreSQL databases: comma-separated `id=postgres://user:pass@host/db` (a bare URL's id is its database name); the role must not be able to create temporary tables or objects (the server refuses to start, naming the REVOKE)"),
+    timeoutMs: int("ASSAY_SQL_TIMEOUT_MS", 5_000, "longest one SQL query may run, ms of wall time (SQLite: its process is killed; PostgreSQL: `statement_timeout`); see verifiers/sql/README.md on load", 10, 600_000),
     maxRows: int("ASSAY_SQL_MAX_ROWS", 10_000, "most rows a query result may have; past it the query counts as failed", 1, 10_000_000),
     maxResultBytes: size("ASSAY_SQL_MAX_RESULT", 16 * 1024 ** 2, "largest query result (about 2 bytes a character); past it the query counts as failed", "`16mb`"),
     goldCacheEntries: int("ASSAY_SQL_GOLD_CACHE", 4_096, "gold query results kept (LRU, per database version and SQL)", 1, 10_000_000),
