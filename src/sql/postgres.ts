@@ -19,6 +19,7 @@
  * temporary tables or objects (a table that shadows the real one) is refused (UnsafeRoleError,
  * naming what to REVOKE); scripts/setup-postgres.sh shows a SELECT-only one.
  */
+import { readFileSync } from "node:fs";
 import pg from "pg";
 import type { Cell, QueryOutcome, SchemaTable } from "./types.js";
 
@@ -62,6 +63,27 @@ export class UnsafeRoleError extends Error {
 
 export type PgOutcome = QueryOutcome & { settings?: string };
 
+/** Nanoseconds a process has run, and waited runnable for a CPU (/proc/<pid>/schedstat), or null. */
+function schedstat(pid: number): { run: number; wait: number } | null {
+  try {
+    const [run, wait] = readFileSync(`/proc/${pid}/schedstat`, "utf8").split(" ").map(Number);
+    return Number.isFinite(run) && Number.isFinite(wait) ? { run, wait } : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether `url` names a server on this host, whose backends' /proc entries are theirs. */
+function isLocal(url: string): boolean {
+  try {
+    const u = new URL(url);
+    const host = u.searchParams.get("host") ?? u.hostname;
+    return host === "" || host.startsWith("/") || host === "localhost" || host === "[::1]" || host === "::1" || /^127\./.test(host);
+  } catch {
+    return false;
+  }
+}
+
 interface PoolState {
   pool: pg.Pool;
   /** Set once the role has passed the check; a failed check is retried on the next use. */
@@ -74,6 +96,10 @@ export class PostgresEngine {
   private readonly pools = new Map<string, PoolState>();
   /** Each connection's fingerprint from its first use, when it was a fresh session. */
   private readonly baseline = new WeakMap<pg.PoolClient, string>();
+  /** Connections with our 'error' listener. */
+  private readonly listening = new WeakSet<pg.PoolClient>();
+  /** Each connection's backend pid when its /proc entry is a PostgreSQL process on this host. */
+  private readonly backend = new WeakMap<pg.PoolClient, number | null>();
   /** Connections destroyed because their state was in doubt (tests, stats). */
   readonly counters = { destroyed: 0, tainted: 0 };
 
@@ -108,8 +134,20 @@ export class PostgresEngine {
     }
   }
 
+  /**
+   * A checked-out client the server drops (a timeout, a restart) emits 'error': the query in
+   * flight rejects on its own, and an unhandled 'error' event would end the process.
+   */
+  private listen(client: pg.PoolClient): pg.PoolClient {
+    if (!this.listening.has(client)) {
+      this.listening.add(client);
+      client.on("error", () => {});
+    }
+    return client;
+  }
+
   private async inspectRole(pool: pg.Pool): Promise<void> {
-    const client = await pool.connect();
+    const client = this.listen(await pool.connect());
     let keep = false;
     try {
       const r = await client.query<{ db: string; role: string; superuser: boolean; temp: boolean; create_db: boolean; schemas: string; scs: string }>(
@@ -163,12 +201,12 @@ export class PostgresEngine {
     await this.checkRole(url);
     const s = this.state(url);
     for (let tries = 0; ; tries++) {
-      const client = await s.pool.connect();
+      const client = this.listen(await s.pool.connect());
       let fp: string;
       try {
         const ms = Math.max(1, Math.round(runMs));
         const rs = (await client.query(
-          `BEGIN TRANSACTION READ ONLY; ${FINGERPRINT_SQL}; SET LOCAL statement_timeout = ${ms}; SET LOCAL lock_timeout = ${ms}; SET LOCAL idle_in_transaction_session_timeout = ${Math.max(1_000, ms * 2)}`,
+          `BEGIN TRANSACTION READ ONLY; ${FINGERPRINT_SQL}; SET LOCAL statement_timeout = ${ms}; SET LOCAL lock_timeout = ${ms}; SET LOCAL idle_in_transaction_session_timeout = ${Math.max(30_000, ms * 4)}; SET LOCAL max_parallel_workers_per_gather = 0`,
         )) as unknown as pg.QueryResult[];
         fp = String(rs[1].rows[0].fp);
       } catch (err) {
@@ -179,6 +217,7 @@ export class PostgresEngine {
       if (base === undefined) {
         this.baseline.set(client, fp);
         s.settings = fp;
+        this.backend.set(client, localBackend(url, client));
       } else if (base !== fp) {
         this.counters.tainted++;
         this.release(client, false);
@@ -194,6 +233,12 @@ export class PostgresEngine {
     const { client, settings } = await this.begin(url, o.runMs);
     let keep = false;
     let timer: NodeJS.Timeout | undefined;
+    const pid = this.backend.get(client) ?? null;
+    const s0 = pid === null ? null : schedstat(pid);
+    const measured = (): { work?: { cpu_ms: number; wait_ms: number } } => {
+      const s1 = s0 && pid !== null ? schedstat(pid) : null;
+      return s0 && s1 ? { work: { cpu_ms: Math.round((s1.run - s0.run) / 1e5) / 10, wait_ms: Math.round((s1.wait - s0.wait) / 1e5) / 10 } } : {};
+    };
     try {
       const t0 = performance.now();
       const work = this.run(client, sql, o, t0);
@@ -202,10 +247,11 @@ export class PostgresEngine {
       const out = await Promise.race([work, watchdog]);
       if (out === "late") {
         // PostgreSQL did not stop it (or did not answer): the connection's state is unknown
-        return { ok: false, stage: "execute", error: `no answer ${Math.round(o.runMs + WATCHDOG_GRACE_MS)} ms after the query started; its connection was closed`, limit: "timeout" };
+        return { ok: false, stage: "execute", error: `no answer ${Math.round(o.runMs + WATCHDOG_GRACE_MS)} ms after the query started; its connection was closed`, limit: "timeout", ...measured() };
       }
+      const m = out.ok || out.limit === "timeout" ? measured() : {};
       keep = await reset(client, true);
-      return out.ok ? { ...out, settings } : out;
+      return out.ok ? { ...out, settings } : { ...out, ...m };
     } finally {
       clearTimeout(timer);
       this.release(client, keep);
@@ -295,6 +341,17 @@ export class PostgresEngine {
   async close(): Promise<void> {
     await Promise.all([...this.pools.values()].map((p) => p.pool.end().catch(() => {})));
     this.pools.clear();
+  }
+}
+
+/** The connection's backend pid, when the server is on this host and /proc shows it is PostgreSQL's. */
+function localBackend(url: string, client: pg.PoolClient): number | null {
+  const pid = (client as unknown as { processID?: number }).processID;
+  if (!pid || !isLocal(url)) return null;
+  try {
+    return readFileSync(`/proc/${pid}/comm`, "utf8").startsWith("postgres") && schedstat(pid) ? pid : null;
+  } catch {
+    return null;
   }
 }
 

@@ -79,6 +79,13 @@ export type Upload =
 
 const SQLITE_MAGIC = Buffer.from("SQLite format 3\0", "latin1");
 
+/**
+ * A PostgreSQL query stopped at its time limit that spent at least this share of the limit
+ * runnable but waiting for a CPU (its backend's /proc schedstat, on this host) was stopped by
+ * the load: null, not 0.
+ */
+export const LOADED_SHARE = 0.25;
+
 export class SqlService {
   private entries = new Map<string, Entry>();
   private scannedAt = 0;
@@ -211,11 +218,20 @@ export class SqlService {
         throw new MachineryError(`SQLite process failed: ${(err as Error).message}`);
       }
     }
+    let r: QueryOutcome;
     try {
-      return await this.enginePg().query(e.location, sql, { runMs, ...caps });
+      r = await this.enginePg().query(e.location, sql, { runMs, ...caps });
     } catch (err) {
       throw new MachineryError(`PostgreSQL ${e.id}: ${(err as Error).message}`);
     }
+    // statement_timeout is wall time: a query that spent a good share of it waiting for a CPU was
+    // stopped by the load, not by its own work, and is ours to mask (null), never a 0
+    if (!r.ok && r.limit === "timeout" && r.work && r.work.wait_ms >= LOADED_SHARE * runMs) {
+      throw new MachineryError(
+        `PostgreSQL ${e.id}: the query reached its ${runMs} ms time limit after waiting ${Math.round(r.work.wait_ms)} ms for a CPU (it ran ${Math.round(r.work.cpu_ms)} ms): the database host was loaded, so this is not scored; retry it, or raise ASSAY_SQL_TIMEOUT_MS`,
+      );
+    }
+    return r;
   }
 
   /**

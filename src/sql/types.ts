@@ -15,6 +15,11 @@ export type QueryOutcome =
       error: string;
       /** Set when the query was stopped by us rather than failing on its own. */
       limit?: "rows" | "bytes" | "timeout";
+      /**
+       * What the query's process did while it ran, where it can be read (a PostgreSQL backend on
+       * this host): CPU time, and time it was runnable but waiting for a CPU (the load).
+       */
+      work?: { cpu_ms: number; wait_ms: number };
     };
 
 export interface SchemaColumn {

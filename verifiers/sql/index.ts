@@ -132,8 +132,9 @@ export const sql = defineVerifier({
     const p = await predP!;
     if (!p.ok) {
       const syntax = p.stage === "execute" ? 1 : 0;
-      const why = p.limit === "timeout" ? `query stopped at its time limit: ${p.error}` : p.limit ? `query result over the cap: ${p.error}` : `query failed: ${p.error}`;
-      return score(0, syntax, why, { error: p.error.slice(0, 1_000), limit: p.limit ?? null });
+      const work = p.work ? ` (it ran ${Math.round(p.work.cpu_ms)} ms on a CPU and waited ${Math.round(p.work.wait_ms)} ms for one)` : "";
+      const why = p.limit === "timeout" ? `query stopped at its time limit: ${p.error}${work}` : p.limit ? `query result over the cap: ${p.error}` : `query failed: ${p.error}`;
+      return score(0, syntax, why, { error: p.error.slice(0, 1_000), limit: p.limit ?? null, ...(p.work ? { work: p.work } : {}) });
     }
     const ordered = o.order === "always" || (o.order === "auto" && hasTopLevelOrderBy(gold.tokens));
     const cmp = compareResults(g.rows, p.rows, { rows: o.rows, ordered, columnOrder: o.column_order, floatDigits: o.float_digits });

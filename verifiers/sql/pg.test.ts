@@ -11,6 +11,7 @@ import { testApp } from "../../tests/helpers.js";
 import { loadConfig } from "../../src/core/config.js";
 import { startServer } from "../../src/server/start.js";
 import { PostgresEngine, UnsafeRoleError } from "../../src/sql/postgres.js";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { CASES } from "./cases.js";
 import { SCRIPT } from "./fixtures.js";
 
@@ -134,11 +135,17 @@ async function suite(c: pg.Client) {
       ]);
       const wall = Date.now() - t0;
       for (const r of rs.slice(0, 3)) {
-        assert.equal(r.status, "ok");
-        assert.equal(r.reward, 0);
-        assert.match(r.reason, /time limit|statement timeout/);
         assert.ok(r.elapsed_ms >= 1_000 && r.elapsed_ms < 3_000, `stopped after ${r.elapsed_ms} ms`);
+        // statement_timeout is wall time: a CPU-bound runaway that waited a quarter of it for a
+        // CPU (a loaded machine) is null naming the load; otherwise 0 (see the README)
+        if (r.status === "error") assert.match(r.reason, /waiting \d+ ms for a CPU .*loaded/);
+        else {
+          assert.equal(r.status, "ok", r.reason);
+          assert.equal(r.reward, 0);
+          assert.match(r.reason, /time limit|statement timeout/);
+        }
       }
+      assert.equal(rs[2].reward, 0); // pg_sleep waits for no CPU: always a 0
       rs.slice(3).forEach((r, i) => {
         assert.equal(r.reward, CASES[i].reward, CASES[i].name);
         assert.ok(r.elapsed_ms < 900, `${CASES[i].name} took ${r.elapsed_ms} ms`);
@@ -246,6 +253,30 @@ async function suite(c: pg.Client) {
         await assert.rejects(own.query(OWNER, "SELECT 1", { runMs: 1_000, maxRows: 10, maxBytes: 1_000 }), UnsafeRoleError);
       } finally {
         await own.close();
+      }
+    });
+
+    test("a query stopped by the load is null, naming it; one that sleeps through its limit is 0 (issue 36's SQL rule)", async (t) => {
+      // the backend and three busy processes share one CPU: the backend waits ~3/4 of its time
+      const far = () => ({ deadline: Date.now() + 10_000 });
+      const who = await svc.query("concert_pg", "SELECT pg_backend_pid()", far());
+      assert.ok(who.ok);
+      const pid = Number(who.rows[0][0]);
+      if (spawnSync("taskset", ["-pc", "0", String(pid)]).status !== 0) return t.skip("taskset cannot pin the PostgreSQL backend here");
+      const hogs: ChildProcess[] = [0, 1, 2].map(() => spawn("taskset", ["-c", "0", process.execPath, "-e", "const end = Date.now() + 8000; while (Date.now() < end);"], { stdio: "ignore" }));
+      try {
+        await new Promise((r) => setTimeout(r, 200));
+        await assert.rejects(svc.query("concert_pg", "SELECT count(*) FROM generate_series(1, 2000000000)", far()), /waiting \d+ ms for a CPU .*loaded.*not scored/);
+        const slept = await svc.query("concert_pg", "SELECT pg_sleep(5)", far());
+        assert.equal(slept.ok, false);
+        assert.equal(!slept.ok && slept.limit, "timeout");
+        assert.ok(!slept.ok && slept.work && slept.work.wait_ms < 250, JSON.stringify(slept));
+        const res = await request(one.app).post("/reward").send(item("SELECT count(*) FROM generate_series(1, 2000000000)", "SELECT 1"));
+        assert.equal(res.body.reward, null, JSON.stringify(res.body));
+        assert.match(res.body.reason, /loaded/);
+      } finally {
+        for (const h of hogs) h.kill("SIGKILL");
+        spawnSync("taskset", ["-pc", "0-1023", String(pid)]);
       }
     });
 
