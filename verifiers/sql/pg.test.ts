@@ -11,6 +11,7 @@ import { testApp } from "../../tests/helpers.js";
 import { loadConfig } from "../../src/core/config.js";
 import { startServer } from "../../src/server/start.js";
 import { PostgresEngine, UnsafeRoleError } from "../../src/sql/postgres.js";
+import { createSqlService } from "../../src/sql/service.js";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { CASES } from "./cases.js";
 import { SCRIPT } from "./fixtures.js";
@@ -246,6 +247,14 @@ async function suite(c: pg.Client) {
         assert.match(err.message, /REVOKE CREATE ON SCHEMA public FROM PUBLIC, assay;/);
         return true;
       });
+      // a database that does not answer yet does not stop the start (its role is checked before its first query)
+      const down = createSqlService(loadConfig({ ASSAY_SQL_POSTGRES: `gone=postgres://x:y@127.0.0.1:1/none`, ASSAY_SQL_DIR: "/nonexistent" }));
+      try {
+        const { unreachable } = await down.checkPostgres();
+        assert.deepEqual(unreachable.map((u) => u.id), ["gone"]);
+      } finally {
+        await down.close();
+      }
       // the SELECT-only role passes the same check, and items on the owner's URL are null, never run
       assert.deepEqual(await svc.checkPostgres(), { unreachable: [] });
       const own = new PostgresEngine({ poolSize: 1, connectTimeoutMs: 3_000 });
