@@ -143,13 +143,16 @@ describe("failures: the model's (reward 0) and ours (null)", () => {
       assert.equal(r.status, "ok");
       assert.equal(r.reward, 0);
       assert.match(r.reason, /time limit/);
-      assert.ok(r.elapsed_ms >= 1_000 && r.elapsed_ms < 3_000, `runaway took ${r.elapsed_ms} ms`);
+      // 1000 ms of CPU time: more wall-clock time on a busy machine
+      assert.match(r.details.error, /after 1\d\d\d ms of CPU time/);
+      assert.ok(r.elapsed_ms >= 1_000, `runaway took ${r.elapsed_ms} ms`);
     }
+    const firstStopped = Math.min(a.elapsed_ms, b.elapsed_ms);
     rest.forEach((r: { reward: number; elapsed_ms: number }, i: number) => {
       assert.equal(r.reward, CASES[i].reward, CASES[i].name);
-      assert.ok(r.elapsed_ms < 900, `${CASES[i].name} waited ${r.elapsed_ms} ms behind the runaways`);
+      assert.ok(r.elapsed_ms < firstStopped, `${CASES[i].name} waited ${r.elapsed_ms} ms behind the runaways (stopped at ${firstStopped} ms)`);
     });
-    assert.ok(wall < 3_500, `batch took ${wall} ms`);
+    assert.ok(wall < 60_000, `batch took ${wall} ms`);
   });
 });
 
