@@ -76,6 +76,35 @@ describe("SQL admission: queueing never makes an item null", () => {
   });
 });
 
+// PostgreSQL (scripts/setup-postgres.sh's read-only role): the same rule for its connections.
+const READER = process.env.ASSAY_SQL_TEST_POSTGRES_RO ?? "postgres://assay_ro:assay_ro@127.0.0.1:5432/assay_test";
+const pgMissing = await (async () => {
+  const { default: pg } = await import("pg");
+  const c = new pg.Client({ connectionString: READER, connectionTimeoutMillis: 3_000 });
+  try {
+    await c.connect();
+    await c.end();
+    return null;
+  } catch (err) {
+    return `PostgreSQL not reachable (${(err as Error).message}); bash scripts/setup-postgres.sh starts one`;
+  }
+})();
+if (pgMissing && process.env.CI === "true") throw new Error(pgMissing);
+
+describe("PostgreSQL admission: a query's wait for a connection is not charged to its item", { skip: pgMissing ?? undefined }, () => {
+  test("8 endless queries + 2 right answers on 2 connections: 8 zeros and 2 ones", async () => {
+    const { app, runtime } = await testApp({ ASSAY_SQL_POSTGRES: `pgadm=${READER}`, ASSAY_SQL_DIR: "/nonexistent", ASSAY_SQL_PG_POOL: "2", ASSAY_SQL_TIMEOUT_MS: "300", ASSAY_DEADLINE_MS: "1000", ASSAY_MAX_DEADLINE_MS: "1000" });
+    after(() => runtime.close());
+    const pgItem = (response: string) => ({ verifier: "sql", response, reference: "SELECT 41 + 1 AS answer", options: { database: "pgadm" } });
+    const endless = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT max(n) FROM r";
+    const items = [...Array.from({ length: 8 }, () => pgItem(endless)), pgItem("SELECT 42"), pgItem("SELECT 6 * 7")];
+    const res = await request(app).post("/reward/batch").send({ items }).expect(200);
+    const results = res.body.results as Result[];
+    assert.deepEqual(results.map((r) => r.reward), [0, 0, 0, 0, 0, 0, 0, 0, 1, 1], JSON.stringify(results.map((r) => r.reason)));
+    for (const r of results.slice(0, 8)) assert.equal(r.status, "ok");
+  });
+});
+
 describe("the SQLite limit is the work the query did", () => {
   /** Busy-loop processes on every core (and then some), each ending by itself after `ms`. */
   function hog(ms: number): ChildProcess[] {

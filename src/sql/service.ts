@@ -105,8 +105,8 @@ export class SqlService {
   private readonly gold: LRUCache<string, Extract<QueryOutcome, { ok: true }>>;
   private readonly inflight = new Map<string, Promise<QueryOutcome>>();
   private readonly schemas = new Map<string, { version: string; tables: SchemaTable[] } | { version: string; error: string }>();
-  /** One backlog per PostgreSQL database (its connection pool), for admission. */
-  private readonly pgLedgers = new Map<string, Ledger>();
+  /** Per PostgreSQL database: its connections handed out one query each, and their backlog. */
+  private readonly pgGates = new Map<string, Gate>();
   /** Gold queries actually executed, and served from the cache (tests, GET /databases). */
   readonly counters = { goldRuns: 0, goldHits: 0, queries: 0 };
 
@@ -256,20 +256,32 @@ export class SqlService {
         throw new MachineryError(`SQLite process failed: ${(err as Error).message}`);
       }
     }
-    // PostgreSQL's connection pool queues inside pg, out of sight: each query is entered as
-    // running at once, which the ledger spreads over the pool's connections all the same
-    let ledger = this.pgLedgers.get(e.location);
-    if (!ledger) this.pgLedgers.set(e.location, (ledger = new Ledger(this.opts.pgPoolSize)));
-    const runMs = Math.min(this.opts.timeoutMs, left);
-    const ticket = ledger.enter(runMs);
-    ticket.start();
-    try {
-      return await this.enginePg().query(e.location, sql, { runMs, ...caps });
-    } catch (err) {
-      throw new MachineryError(`PostgreSQL ${e.id}: ${(err as Error).message}`);
-    } finally {
-      ticket.end();
-    }
+    // PostgreSQL: the service hands out the pool's connections itself (one permit each), so a
+    // query's wait for one is seen: counted in the ledger, and unclocked like SQLite's.
+    let gate = this.pgGates.get(e.location);
+    if (!gate) this.pgGates.set(e.location, (gate = new Gate(this.opts.pgPoolSize)));
+    const g = gate;
+    const ticket = g.ledger.enter(Math.min(this.opts.timeoutMs, left));
+    const running = (async () => {
+      try {
+        await g.acquire(o.queued ? undefined : o.deadline, o.signal);
+      } catch (err) {
+        ticket.end(false);
+        throw err;
+      }
+      ticket.start();
+      try {
+        // statement_timeout: what is left of the item's deadline when the connection is had
+        const runMs = Math.max(1, Math.min(this.opts.timeoutMs, o.deadline - Date.now()));
+        return await this.enginePg().query(e.location, sql, { runMs, ...caps });
+      } catch (err) {
+        throw new MachineryError(`PostgreSQL ${e.id}: ${(err as Error).message}`);
+      } finally {
+        ticket.end();
+        g.release();
+      }
+    })();
+    return o.queued ? o.queued(running) : running;
   }
 
   /**
@@ -278,8 +290,8 @@ export class SqlService {
    */
   load(): SandboxLoad | undefined {
     let worst = this.sqlite?.load();
-    for (const l of this.pgLedgers.values()) {
-      const x = l.load();
+    for (const g of this.pgGates.values()) {
+      const x = g.ledger.load();
       if (!worst || x.waitMs > worst.waitMs) worst = x;
     }
     return worst;
@@ -397,6 +409,50 @@ export class SqlService {
     this.pg = null;
     await Promise.all([s?.close(), p?.close()]);
     if (this.opts.uploadDirTemporary) rmSync(this.opts.uploadDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * `n` permits (a PostgreSQL database's connections), first come first served, with the backlog
+ * in a ledger (sandbox/load.ts). A waiter gives up at `startBy` or when its signal aborts
+ * (MachineryError: it never started).
+ */
+class Gate {
+  readonly ledger: Ledger;
+  private free: number;
+  private readonly waiting: (() => void)[] = [];
+  constructor(n: number) {
+    this.free = n;
+    this.ledger = new Ledger(n);
+  }
+  acquire(startBy?: number, signal?: AbortSignal): Promise<void> {
+    if (this.free > 0 && !this.waiting.length) {
+      this.free--;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const give = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", refuse);
+        resolve();
+      };
+      const refuse = () => {
+        const i = this.waiting.indexOf(give);
+        if (i < 0) return;
+        this.waiting.splice(i, 1);
+        clearTimeout(timer);
+        reject(new MachineryError(signal?.aborted ? "request aborted while the query waited for a PostgreSQL connection" : "PostgreSQL query could not start before the deadline: every connection was busy"));
+      };
+      if (startBy !== undefined) timer = setTimeout(refuse, Math.max(0, startBy - Date.now()));
+      signal?.addEventListener("abort", refuse, { once: true });
+      this.waiting.push(give);
+    });
+  }
+  release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.free++;
   }
 }
 
