@@ -12,9 +12,10 @@
  * (disk, page faults) without using CPU; it is not charged for the time the process waited for a
  * CPU (schedstat's run-queue wait). Where /proc cannot be read the limit is wall-clock time.
  *
- * A task's clock starts when a process takes it. Its wait for a process is handed to the caller's
- * `queued` wrapper (the scorer's `ctx.unclocked`), and recorded in a ledger (sandbox/load.ts, the
- * sandbox's own) so admission can refuse work that would wait too long.
+ * A task's clock starts when a process takes it (the service runs the whole query under the
+ * scorer's `ctx.unclocked`, and fixes its limit from what is left of the item's deadline then).
+ * The backlog is recorded in a ledger (sandbox/load.ts, the sandbox's own) so admission can refuse
+ * work that would wait too long.
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -83,8 +84,6 @@ export interface RunOptions {
   startBy?: number;
   /** Aborts a task still waiting for a process. */
   signal?: AbortSignal;
-  /** Wraps the wait for a process (the scorer's ctx.unclocked: the item's clock stops meanwhile). */
-  queued?: <T>(wait: Promise<T>) => Promise<T>;
   /** What the ledger expects the task to take at most, ms (admission); default the limit. */
   expectMs?: number;
 }
@@ -94,8 +93,6 @@ interface Job {
   o: RunOptions;
   resolve(v: unknown): void;
   reject(e: Error): void;
-  /** Resolved when a process takes the task or it leaves the queue (ends the `queued` wait). */
-  leftQueue(): void;
   ticket: Ticket;
   /** Set while queued: fires at startBy. */
   queueTimer?: NodeJS.Timeout;
@@ -181,7 +178,6 @@ export class SqlitePool {
       if (!slot.ready || slot.job) continue;
       const job = this.queue.shift()!;
       clearTimeout(job.queueTimer);
-      job.leftQueue();
       job.ticket.start();
       slot.job = job;
       slot.id = ++seq;
@@ -228,19 +224,16 @@ export class SqlitePool {
    */
   run<R>(task: WorkerTask, o: RunOptions): Promise<R> {
     if (this.closed) return Promise.reject(new Error("the SQLite pool is closed"));
-    let leftQueue!: () => void;
-    const waiting = new Promise<void>((res) => (leftQueue = res));
-    const result = new Promise<R>((resolve, reject) => {
+    return new Promise<R>((resolve, reject) => {
       const expect = o.expectMs ?? (typeof o.limitMs === "number" ? o.limitMs : o.limitMs());
-      const job: Job = { task, o, resolve: resolve as (v: unknown) => void, reject, leftQueue, ticket: this.ledger.enter(expect), done: false };
+      const job: Job = { task, o, resolve: resolve as (v: unknown) => void, reject, ticket: this.ledger.enter(expect), done: false };
       const t0 = Date.now();
       const refuse = () => {
         const i = this.queue.indexOf(job);
         if (i < 0) return;
         this.queue.splice(i, 1);
         clearTimeout(job.queueTimer);
-        job.leftQueue();
-        job.ticket.end(false);
+          job.ticket.end(false);
         job.done = true;
         reject(new TaskTimeout(false, Date.now() - t0));
       };
@@ -249,9 +242,6 @@ export class SqlitePool {
       this.queue.push(job);
       this.pump();
     });
-    // the wait for a process, not the run, goes through the caller's wrapper
-    if (o.queued) o.queued(waiting).catch(() => {});
-    return result;
   }
 
   query(t: Extract<WorkerTask, { kind: "query" }>, o: RunOptions) {
@@ -282,7 +272,6 @@ export class SqlitePool {
     process.removeListener("exit", this.onExit);
     for (const job of this.queue.splice(0)) {
       clearTimeout(job.queueTimer);
-      job.leftQueue();
       job.ticket.end(false);
       job.done = true;
       job.reject(new Error("the SQLite pool is closed"));
