@@ -114,7 +114,8 @@ describe("caps and deadlines", () => {
     ];
     const t0 = Date.now();
     const slow = runaways.map((q) => svc.query("concert_singer", q, far()).then((r) => ({ r, ms: Date.now() - t0 })));
-    await new Promise((r) => setTimeout(r, 100)); // let both take a process
+    // let both take a process (on a busy machine, processes may take a while to start)
+    for (let i = 0; i < 600 && svc.stats().sqlite!.busy < 2; i++) await new Promise((r) => setTimeout(r, 50));
     const pidsBefore = svc.stats().sqlite!.pids;
     // the third process keeps answering while two are stuck
     const quick: number[] = [];
