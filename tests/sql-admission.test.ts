@@ -101,6 +101,28 @@ describe("PostgreSQL admission: a query's wait for a connection is not charged t
     assert.deepEqual(results.map((r) => r.reward), [0, 0, 0, 0, 0, 0, 0, 0, 1, 1], JSON.stringify(results.map((r) => r.reason)));
     for (const r of results.slice(0, 8)) assert.equal(r.status, "ok");
   });
+
+  test("GET /databases/{id} lists a view without evaluating it (an endless view costs nothing)", async () => {
+    const { default: pg } = await import("pg");
+    const owner = new pg.Client({ connectionString: process.env.ASSAY_SQL_TEST_POSTGRES ?? "postgres://assay:assay@127.0.0.1:5432/assay_test" });
+    await owner.connect();
+    const { app, runtime } = await testApp({ ASSAY_SQL_POSTGRES: `pgview=${READER}`, ASSAY_SQL_DIR: "/nonexistent" });
+    try {
+      await owner.query("CREATE OR REPLACE VIEW assay_endless_view AS WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT max(n) AS m FROM r");
+      await owner.query("GRANT SELECT ON assay_endless_view TO PUBLIC");
+      const t0 = Date.now();
+      const res = await request(app).get("/databases/pgview").expect(200);
+      const ms = Date.now() - t0;
+      const v = res.body.tables.find((t: { name: string }) => t.name === "assay_endless_view");
+      assert.deepEqual([v.view, v.rows], [true, null]);
+      // counting it would run until statement_timeout (10 s for schema reads)
+      assert.ok(ms < 9_000, `GET took ${ms} ms`);
+    } finally {
+      await owner.query("DROP VIEW IF EXISTS assay_endless_view");
+      await owner.end();
+      await runtime.close();
+    }
+  });
 });
 
 describe("the SQLite limit is the work the query did", () => {
