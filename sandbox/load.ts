@@ -1,5 +1,6 @@
 /**
- * The backlog of one slot queue (a docker pool, the bwrap slots), for admission: how long a run
+ * The backlog of one slot queue (a docker pool, the bwrap slots; also the SQL service's SQLite
+ * processes and PostgreSQL connections, src/sql), for admission: how long a run
  * sent now would wait for a slot. Each run is entered with its own limit (wall + compile); its
  * expected length is that limit, or the recent typical run length when that is shorter (most
  * programs end long before their limit; a queue of 60 one-second-limit runs that each take 40 ms

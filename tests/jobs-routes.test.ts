@@ -237,3 +237,62 @@ test("hostile lines: 1 MB of nesting is an invalid result, a 1 MB prompt is a gr
   assert.equal(g.per_group[0].mean_reward, 0.5);
   await request(a.app).get("/healthz").expect(200);
 });
+
+test("DELETE /jobs/{id}: a finished job goes with its items and results; a running one is cancelled and goes; 404 after", async () => {
+  const a = await app({ ASSAY_BATCH_CONCURRENCY: "2", ASSAY_JOB_CHUNK: "2" });
+  const store = await a.runtime.services.store();
+  const done = await submit(a, jsonl(Array.from({ length: 12 }, (_, i) => ({ id: i, verifier: "exact", response: "a", reference: "a" })))).expect(201);
+  await waitDone(a, done.body.id);
+  assert.equal(store.jobs.results(done.body.id, 0, 100).length, 12);
+  await request(a.app).delete(`/jobs/${done.body.id}`).expect(204);
+  for (const path of [`/jobs/${done.body.id}`, `/jobs/${done.body.id}/results`]) await request(a.app).get(path).expect(404);
+  await request(a.app).delete(`/jobs/${done.body.id}`).expect(404);
+  assert.equal(store.jobs.find(done.body.id), undefined);
+  assert.deepEqual([store.jobs.items(done.body.id, 0, 100).length, store.jobs.results(done.body.id, 0, 100).length], [0, 0]);
+  assert.equal((await request(a.app).get("/jobs").expect(200)).body.jobs.some((j: { id: string }) => j.id === done.body.id), false);
+
+  // running: cancelled, then deleted; a results stream that follows it ends; the next job runs
+  const slow = await submit(a, jsonl(Array.from({ length: 200 }, (_, i) => ({ id: i, verifier: "test-sleep", response: "", options: { ms: 20 } })))).expect(201);
+  const next = await submit(a, jsonl([{ verifier: "exact", response: "a", reference: "a" }])).expect(201);
+  await new Promise((r) => setTimeout(r, 100));
+  const following = request(a.app).get(`/jobs/${slow.body.id}/results`).then((r) => r);
+  await new Promise((r) => setTimeout(r, 50));
+  await request(a.app).delete(`/jobs/${slow.body.id}`).expect(204);
+  assert.equal((await following).status, 200);
+  await request(a.app).get(`/jobs/${slow.body.id}`).expect(404);
+  assert.equal(store.jobs.find(slow.body.id), undefined);
+  assert.equal((await waitDone(a, next.body.id)).status, "done");
+  // nothing of the deleted job came back later (a chunk in flight when it went)
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(store.jobs.results(slow.body.id, 0, 1000).length, 0);
+});
+
+test("ASSAY_JOB_RETENTION_DAYS: finished jobs older than it are deleted; younger ones, unfinished ones, and everything with 0 stay", async () => {
+  const a = await app({ ASSAY_JOB_RETENTION_DAYS: "30" });
+  const jobs = await a.runtime.services.jobs();
+  const one = await submit(a, jsonl([{ verifier: "exact", response: "a", reference: "a" }])).expect(201);
+  await waitDone(a, one.body.id);
+  assert.equal(await jobs.sweep(Date.now() + 29 * 86_400_000), 0, "finished 29 days ago: kept");
+  await request(a.app).get(`/jobs/${one.body.id}`).expect(200);
+  assert.equal(await jobs.sweep(Date.now() + 31 * 86_400_000), 1, "finished 31 days ago: deleted");
+  await request(a.app).get(`/jobs/${one.body.id}`).expect(404);
+
+  const keep = await app({ ASSAY_JOB_RETENTION_DAYS: "0" });
+  const kept = await submit(keep, jsonl([{ verifier: "exact", response: "a", reference: "a" }])).expect(201);
+  await waitDone(keep, kept.body.id);
+  assert.equal(await (await keep.runtime.services.jobs()).sweep(Date.now() + 10 * 365 * 86_400_000), 0);
+  await request(keep.app).get(`/jobs/${kept.body.id}`).expect(200);
+});
+
+test("a delete cut off between slices is finished at the next start, never shown half-deleted", async () => {
+  const a = await app();
+  const store = await a.runtime.services.store();
+  const { body } = await submit(a, jsonl(Array.from({ length: 30 }, () => ({ verifier: "exact", response: "a", reference: "a" })))).expect(201);
+  await waitDone(a, body.id);
+  assert.equal(store.jobs.deleteSome(body.id, 10), false); // 10 of 60 rows gone, then "the server stops"
+  await request(a.app).get(`/jobs/${body.id}`).expect(404);
+  assert.equal((await request(a.app).get("/jobs").expect(200)).body.jobs.some((j: { id: string }) => j.id === body.id), false);
+  assert.equal(store.jobs.dropUnsealed(), 1); // what a start does
+  assert.equal(store.jobs.find(body.id), undefined);
+  assert.equal(store.jobs.items(body.id, 0, 100).length, 0);
+});

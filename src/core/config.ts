@@ -192,6 +192,7 @@ export const SETTINGS = {
     localWorker: bool("ASSAY_JOB_LOCAL_WORKER", true, "batch jobs on Redis: the server takes chunks too (`0`: only `assay worker` processes do)"),
     maxBytes: size("ASSAY_JOB_MAX_BODY", 1024 ** 3, "largest JSONL/multipart upload to `POST /jobs` (413 past it)", "`1gb`"),
     maxItems: int("ASSAY_JOB_MAX_ITEMS", 1_000_000, "most items in one batch job (413 past it)", 1),
+    retentionDays: num("ASSAY_JOB_RETENTION_DAYS", 30, "batch jobs that finished (done, failed or cancelled) longer ago than this many days are deleted with their items and results (checked at start and hourly); `0` keeps them forever. `DELETE /jobs/{id}` deletes one at once", 0, 36_500),
   },
   judge: {
     baseURL: httpUrl("ASSAY_JUDGE_BASE_URL", "https://api.openai.com/v1", "LLM judge: any OpenAI-compatible API root (vLLM `http://127.0.0.1:8000/v1`, Ollama `http://127.0.0.1:11434/v1`)"),
@@ -221,9 +222,12 @@ export const SETTINGS = {
   },
   sql: {
     dir: str("ASSAY_SQL_DIR", "data/sql", "`sql` verifier: every `*.sqlite` under it (recursively) is a database, id = file stem (Spider/BIRD's `database/<db_id>/<db_id>.sqlite` works)"),
-    uploadDir: str("ASSAY_SQL_UPLOAD_DIR", "", "where `POST /databases` stores uploaded databases", "`$ASSAY_SQL_DIR/uploads`"),
+    uploadDir: str("ASSAY_SQL_UPLOAD_DIR", "", "where `POST /databases` stores uploaded databases (created on first upload)", "`$ASSAY_DATA_DIR/databases` (with `ASSAY_DATA_DIR=:memory:`, a temporary folder removed at exit)"),
     postgres: postgresList("ASSAY_SQL_POSTGRES", "PostgreSQL databases: comma-separated `id=postgres://user:pass@host/db` (a bare URL's id is its database name); the role must not be able to create temporary tables or objects (the server refuses to start, naming the REVOKE)"),
-    timeoutMs: int("ASSAY_SQL_TIMEOUT_MS", 5_000, "longest one SQL query may run, ms of wall time (SQLite: its process is killed; PostgreSQL: `statement_timeout`); see verifiers/sql/README.md on load", 10, 600_000),
+    timeoutMs: int("ASSAY_SQL_TIMEOUT_MS", 5_000, "most one SQL query may take, ms. SQLite: CPU time of its process (a query slowed by a busy machine is not cut off), with a wall-clock safety net of twice that plus 1 s that does not count time waiting for a CPU; past either its process is killed and the item scores 0. PostgreSQL: `statement_timeout` (wall-clock; a query stopped after waiting a quarter of it for a CPU is null naming the load, see verifiers/sql/README.md)", 10, 600_000),
+    maxWaitMs: int("ASSAY_SQL_MAX_WAIT_MS", 30_000, "admission: a request with `sql` items is refused with 429 and `Retry-After` while the SQL backlog (queued and running queries, each estimated from its limit and recent query lengths, over the SQLite processes or PostgreSQL connections) would keep new work waiting longer than this, ms. Time an accepted item waits for a process or connection does not count against its deadline", 0, 600_000),
+    maxDbMb: int("ASSAY_SQL_MAX_DB_MB", 256, "largest database `POST /databases` accepts, MiB: an uploaded file past it is refused (413), and a build script's database cannot grow past it (`max_page_count`)", 1, 1_048_576),
+    buildTimeoutMs: int("ASSAY_SQL_BUILD_TIMEOUT_MS", 30_000, "`POST /databases`: most CPU time a build script, or the `integrity_check` of an uploaded file, may take, ms (past it the upload is refused and nothing is kept)", 100, 3_600_000),
     maxRows: int("ASSAY_SQL_MAX_ROWS", 10_000, "most rows a query result may have; past it the query counts as failed", 1, 10_000_000),
     maxResultBytes: size("ASSAY_SQL_MAX_RESULT", 16 * 1024 ** 2, "largest query result (about 2 bytes a character); past it the query counts as failed", "`16mb`"),
     goldCacheEntries: int("ASSAY_SQL_GOLD_CACHE", 4_096, "gold query results kept (LRU, per database version and SQL)", 1, 10_000_000),

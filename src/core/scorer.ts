@@ -37,6 +37,11 @@ export interface ScoreOptions {
 
 const now = () => performance.now();
 
+/** The shared pools whose backlog admission checks: the sandbox's slots, the SQL engines' processes and connections. */
+export type SharedPool = "sandbox" | "sql";
+const POOLS: readonly SharedPool[] = ["sandbox", "sql"];
+const USES = { sandbox: "usesSandbox", sql: "usesSql" } as const;
+
 /** Waits for a promise with the item's deadline clock stopped (VerifyContext.unclocked). */
 type Unclocked = <T>(wait: Promise<T>) => Promise<T>;
 
@@ -65,11 +70,11 @@ export class Scorer {
     try {
       const inner = { ...o, signal };
       return await Promise.all(items.map((it) => {
-        // A sandboxed item waiting here for its turn is work the sandbox will get: admission counts it.
-        const sandboxed = this.usesSandbox(it);
-        if (sandboxed) this.waitingSandboxItems++;
+        // An item waiting here for its turn is work its pools will get: admission counts it.
+        const pools = POOLS.filter((p) => this.uses(it, p));
+        for (const p of pools) this.waitingItems[p]++;
         return limit(() => {
-          if (sandboxed) this.waitingSandboxItems--;
+          for (const p of pools) this.waitingItems[p]--;
           return this.score(it, inner);
         });
       }));
@@ -78,18 +83,18 @@ export class Scorer {
     }
   }
 
-  /** Items of accepted batches that use the sandbox and have not started (ASSAY_BATCH_CONCURRENCY). */
-  private waitingSandboxItems = 0;
+  /** Items of accepted batches that use each pool and have not started (ASSAY_BATCH_CONCURRENCY). */
+  private readonly waitingItems: Record<SharedPool, number> = { sandbox: 0, sql: 0 };
 
-  /** Whether the item, or a part of it (combine, calibrated), runs programs in the sandbox. */
-  private usesSandbox(item: unknown, depth = 0): boolean {
+  /** Whether the item, or a part of it (combine, calibrated), uses the pool (runs programs in the sandbox, queries on the SQL engines). */
+  private uses(item: unknown, pool: SharedPool, depth = 0): boolean {
     if (!item || typeof item !== "object") return false;
     const { verifier: name, reference } = item as { verifier?: unknown; reference?: unknown };
     const v = typeof name === "string" ? this.opts.registry.verifierOf(name) : undefined;
     if (!v) return false;
-    if (v.usesSandbox) return true;
+    if (v[USES[pool]]) return true;
     if (!v.partsOf || depth >= (this.opts.maxPartDepth ?? 3)) return false;
-    return v.partsOf(reference).some((p) => this.usesSandbox(p, depth + 1));
+    return v.partsOf(reference).some((p) => this.uses(p, pool, depth + 1));
   }
 
   /** Shape, verifier and declarations; then the verifier under its deadline. */
@@ -135,18 +140,25 @@ export class Scorer {
   }
 
   /**
-   * How long work sent now would wait for a sandbox slot (ms), if any of `items` names a verifier
-   * that runs programs in the sandbox; 0 otherwise, or while no sandbox has been started: the
-   * sandbox's own backlog, plus one typical run for each sandboxed item of an accepted batch not
-   * yet started. The HTTP layer refuses a request past ASSAY_SANDBOX_MAX_WAIT_MS with 429
-   * (admission), so new work never queues behind a backlog longer than that.
+   * How long work sent now would wait for a slot of `pool` (ms), if any of `items` names a
+   * verifier that uses it (directly or in a part); 0 otherwise, or while the pool has not been
+   * started: the pool's own backlog, plus one typical run for each of its items in an accepted
+   * batch not yet started. The HTTP layer refuses a request past the pool's bound
+   * (ASSAY_SANDBOX_MAX_WAIT_MS, ASSAY_SQL_MAX_WAIT_MS) with 429 (admission), so new work never
+   * queues behind a backlog longer than that.
    */
-  sandboxWaitMs(items: readonly unknown[]): number {
-    if (!items.some((it) => this.usesSandbox(it))) return 0;
-    const load = this.opts.services.sandbox.current?.()?.load?.();
+  waitMs(items: readonly unknown[], pool: SharedPool): number {
+    if (!items.some((it) => this.uses(it, pool))) return 0;
+    const { services } = this.opts;
+    const load = pool === "sandbox" ? services.sandbox.current?.()?.load?.() : services.sql.current?.()?.load();
     if (!load) return 0;
-    const ahead = this.waitingSandboxItems * load.typicalMs;
+    const ahead = this.waitingItems[pool] * load.typicalMs;
     return load.waitMs + (ahead && Math.round(ahead / Math.max(1, load.slots)));
+  }
+
+  /** waitMs(items, "sandbox"). */
+  sandboxWaitMs(items: readonly unknown[]): number {
+    return this.waitMs(items, "sandbox");
   }
 
   /**

@@ -96,9 +96,14 @@ export interface Verifier<R extends TSchema = TSchema, O extends TObject = TObje
    */
   usesSandbox?: boolean;
   /**
+   * Optional: its items run queries on the shared SQL engines (services.sql). Admission then
+   * refuses a request with 429 when the SQL backlog is longer than ASSAY_SQL_MAX_WAIT_MS.
+   */
+  usesSql?: boolean;
+  /**
    * Optional, for verifiers that score other verifiers' items (combine, calibrated): the part
    * items in this item's raw, unvalidated `reference` (only `verifier` is read), so admission sees
-   * a sandboxed part inside a composed item. Must not throw on any input.
+   * a sandboxed (or SQL) part inside a composed item. Must not throw on any input.
    */
   partsOf?(reference: unknown): readonly unknown[];
   verify(item: VerifyItem<Static<R>, Static<O>>, ctx: VerifyContext): Promise<Outcome>;

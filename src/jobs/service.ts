@@ -27,6 +27,10 @@ export class JobRequestError extends Error {
 
 /** Items written to the store per transaction while an upload streams in. */
 const UPLOAD_SLICE = 2000;
+/** Rows (results, then items) deleted per transaction when a job is deleted. */
+const DELETE_SLICE = 5_000;
+/** How often finished jobs are checked against ASSAY_JOB_RETENTION_DAYS, ms. */
+const SWEEP_MS = 3_600_000;
 /** How often the Redis coordinator looks for finished chunks while jobs run, ms. */
 const POLL_MS = 100;
 /** A running job on Redis with no progress for this long has its missing chunks queued again, ms. */
@@ -45,6 +49,9 @@ export class JobService {
   private queue?: Queue<ChunkData, ChunkReturn>;
   private worker?: Worker<ChunkData, ChunkReturn>;
   private readonly lastProgress = new Map<string, number>();
+  private sweeper?: NodeJS.Timeout;
+  /** Jobs deleted while a worker held one of their chunks: gather drops those chunks when they come back. */
+  private readonly deleted = new Set<string>();
 
   constructor(private readonly config: Config, private readonly log: Logger, store: Store) {
     this.jobs = store.jobs;
@@ -57,6 +64,12 @@ export class JobService {
   start(scorer: Scorer): void {
     if (this.scorer || this.closed) return;
     this.scorer = scorer;
+    if (this.config.jobs.retentionDays > 0) {
+      const sweep = () => void this.sweep().catch((err) => this.log.warn({ err }, "jobs: retention sweep failed"));
+      sweep();
+      this.sweeper = setInterval(sweep, SWEEP_MS);
+      this.sweeper.unref();
+    }
     const unfinished = this.jobs.unfinished();
     if (unfinished.length) this.log.info({ jobs: unfinished.map((j) => j.id) }, "jobs: resuming unfinished jobs");
     this.loop = this.config.jobs.redisUrl ? this.coordinate() : this.runLocal();
@@ -142,6 +155,50 @@ export class JobService {
   }
 
   /**
+   * Deletes a job with its items and results; a queued or running one is cancelled first (its
+   * waiting chunks leave Redis). Rows go in slices of DELETE_SLICE, yielding to the event loop
+   * between them, so a million-item job does not hold the server. Throws JobRequestError(404).
+   */
+  async delete(id: string): Promise<void> {
+    const job = this.row(id);
+    if (!FINISHED.includes(job.status)) await this.cancel(id).catch((err) => {
+      if (!(err instanceof JobRequestError && err.status === 409)) throw err; // it finished meanwhile
+    });
+    this.summaries.delete(id);
+    this.lastProgress.delete(id);
+    if (this.queue) {
+      // completed chunks not yet gathered would otherwise stay in Redis (gather skips unknown jobs);
+      // one a worker holds is dropped by gather when it comes back
+      if (this.deleted.size >= 10_000) this.deleted.delete(this.deleted.values().next().value!);
+      this.deleted.add(id);
+      for (let s = 0; s < job.total; s += this.config.jobs.chunk) await this.queue.remove(chunkName(id, s)).catch(() => 0);
+    }
+    while (!this.jobs.deleteSome(id, DELETE_SLICE)) await new Promise((r) => setImmediate(r));
+    this.events.emit(id);
+    this.log.info({ job: id, total: job.total }, "job deleted");
+  }
+
+  /**
+   * Deletes jobs that finished more than ASSAY_JOB_RETENTION_DAYS ago (0: none). Returns how many.
+   */
+  async sweep(now = Date.now()): Promise<number> {
+    const days = this.config.jobs.retentionDays;
+    if (!days) return 0;
+    const before = new Date(now - days * 86_400_000).toISOString();
+    let n = 0;
+    for (;;) {
+      const ids = this.jobs.expired(before, 100);
+      for (const id of ids) {
+        if (this.closed) return n;
+        await this.delete(id).then(() => n++, (err) => this.log.warn({ err, job: id }, "jobs: could not delete an expired job"));
+      }
+      if (ids.length < 100) break;
+    }
+    if (n) this.log.info({ deleted: n, days }, "jobs: deleted jobs past ASSAY_JOB_RETENTION_DAYS");
+    return n;
+  }
+
+  /**
    * Results as JSONL text, in input order, from index `from`. While the job runs and `follow`
    * is set, waits for the next results and ends when the job finishes. A cancelled or failed
    * job gives the results it has, in order, skipping the items it never scored.
@@ -150,7 +207,8 @@ export class JobService {
     this.row(id);
     let next = from;
     while (!signal?.aborted) {
-      const job = this.jobs.get(id);
+      const job = this.jobs.find(id);
+      if (!job || job.status === "deleting") return; // deleted meanwhile
       const finished = FINISHED.includes(job.status);
       const rows = this.jobs.results(id, next, 1000);
       const out: string[] = [];
@@ -185,6 +243,7 @@ export class JobService {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearInterval(this.sweeper);
     this.current?.abort.abort(new Error("server closing"));
     this.wake?.();
     await this.worker?.close().catch(() => {});
@@ -196,7 +255,7 @@ export class JobService {
 
   private row(id: string): JobRow {
     const job = this.jobs.find(id);
-    if (!job || job.status === "uploading") throw new JobRequestError(404, `no job ${JSON.stringify(id.slice(0, 100))}; GET /jobs lists them`, "id");
+    if (!job || job.status === "uploading" || job.status === "deleting") throw new JobRequestError(404, `no job ${JSON.stringify(id.slice(0, 100))}; GET /jobs lists them`, "id");
     return job;
   }
 
@@ -209,7 +268,7 @@ export class JobService {
     const left = job.total - job.done;
     return {
       id: job.id,
-      status: job.status as Exclude<JobRow["status"], "uploading">,
+      status: job.status as Exclude<JobRow["status"], "uploading" | "deleting">,
       total: job.total,
       done: job.done,
       counts: { ok: job.n_ok, error: job.n_error, invalid: job.n_invalid },
@@ -371,12 +430,20 @@ export class JobService {
     const q = this.queue!;
     let n = 0;
     for (const j of await q.getJobs(["completed"], 0, 99, true)) {
+      if (j?.data && this.deleted.has(j.data.job)) {
+        await j.remove().catch(() => {});
+        continue;
+      }
       if (!j?.data || !this.jobs.find(j.data.job)) continue; // another server's job
       this.write(j.data.job, j.returnvalue?.results ?? []);
       await j.remove().catch(() => {});
       n++;
     }
     for (const j of await q.getJobs(["failed"], 0, 99, true)) {
+      if (j?.data && this.deleted.has(j.data.job)) {
+        await j.remove().catch(() => {});
+        continue;
+      }
       if (!j?.data || !this.jobs.find(j.data.job)) continue;
       const reason = `the chunk holding this item failed in every worker that took it: ${j.failedReason ?? "unknown"}`;
       this.log.error({ chunk: j.id, reason: j.failedReason }, "jobs: chunk failed");

@@ -5,6 +5,7 @@
  */
 import express, { type Request, type RequestHandler, type Response } from "express";
 import type { Runtime } from "../core/runtime.js";
+import type { SharedPool } from "../core/scorer.js";
 import { check } from "../core/contract.js";
 import { HttpError, fieldOf } from "./errors.js";
 import { depthGuard } from "./depth.js";
@@ -24,10 +25,18 @@ export interface RouteDeps {
   /**
    * Reserves `n` items under the in-flight cap (429 + Retry-After past it); returns the release.
    * With the items themselves, also refuses (429) when they would wait for the sandbox longer
-   * than ASSAY_SANDBOX_MAX_WAIT_MS (the scorer knows which verifiers use it and its backlog).
+   * than ASSAY_SANDBOX_MAX_WAIT_MS, or for the SQL engines longer than ASSAY_SQL_MAX_WAIT_MS
+   * (the scorer knows which verifiers use which pool, and the pools' backlogs).
    */
   admit(n: number, items?: readonly unknown[]): () => void;
 }
+
+/** Each shared pool's admission bound, what a refusal calls it, and what to raise. */
+const BOUNDS: Record<SharedPool, (c: Runtime["config"]) => { bound: number; what: string; raise: string }> = {
+  sandbox: (c) => ({ bound: c.sandbox.maxWaitMs, what: "sandbox", raise: "ASSAY_SANDBOX_POOL / ASSAY_SANDBOX_MAX_WAIT_MS" }),
+  sql: (c) => ({ bound: c.sql.maxWaitMs, what: "SQL engines", raise: "ASSAY_SQL_WORKERS / ASSAY_SQL_PG_POOL / ASSAY_SQL_MAX_WAIT_MS" }),
+};
+const POOLS = Object.keys(BOUNDS) as SharedPool[];
 
 export function routeDeps(runtime: Runtime, metrics: Metrics, limiter: InflightLimiter): RouteDeps {
   const { config } = runtime;
@@ -55,16 +64,18 @@ export function routeDeps(runtime: Runtime, metrics: Metrics, limiter: InflightL
       };
     },
     admit: (n, items) => {
-      const waitMs = items ? runtime.scorer.sandboxWaitMs(items) : 0;
-      const bound = config.sandbox.maxWaitMs;
-      if (waitMs > bound) {
-        const retry = Math.max(config.retryAfterS, Math.ceil((waitMs - bound) / 1000));
-        throw new HttpError(
-          429,
-          `sandbox busy: work sent now would wait about ${Math.round(waitMs / 1000)} s for a slot, past the bound of ${Math.round(bound / 1000)} s; retry after ${retry}s (or raise ASSAY_SANDBOX_POOL / ASSAY_SANDBOX_MAX_WAIT_MS)`,
-          undefined,
-          { "Retry-After": String(retry) },
-        );
+      for (const pool of POOLS) {
+        const waitMs = items ? runtime.scorer.waitMs(items, pool) : 0;
+        const { bound, what, raise } = BOUNDS[pool](config);
+        if (waitMs > bound) {
+          const retry = Math.max(config.retryAfterS, Math.ceil((waitMs - bound) / 1000));
+          throw new HttpError(
+            429,
+            `${what} busy: work sent now would wait about ${Math.round(waitMs / 1000)} s for a ${pool === "sandbox" ? "slot" : "process or connection"}, past the bound of ${Math.round(bound / 1000)} s; retry after ${retry}s (or raise ${raise})`,
+            undefined,
+            { "Retry-After": String(retry) },
+          );
+        }
       }
       return limiter.acquire(n, config.retryAfterS);
     },

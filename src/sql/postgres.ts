@@ -330,7 +330,15 @@ export class PostgresEngine {
           if (col) col.primary_key = true;
         } else if (k.ref) t.foreign_keys.push({ column: k.column_name, references: k.ref });
       }
+      // views (and materialized views, foreign tables) are listed, never evaluated: only base tables are counted
+      const base = new Set((await client.query<{ name: string }>(
+        `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = current_schema() WHERE c.relkind IN ('r', 'p')`,
+      )).rows.map((r) => r.name));
       for (const t of tables.values()) {
+        if (!base.has(t.name)) {
+          t.view = true;
+          continue;
+        }
         try {
           await client.query("SAVEPOINT c");
           const r = await client.query<{ n: number }>(`SELECT count(*) AS n FROM "${t.name.replaceAll('"', '""')}"`);

@@ -7,12 +7,14 @@
  * database/<db_id>/<db_id>.sqlite layout works), uploads (stored under `uploadDir`), and
  * PostgreSQL databases named by connection URL.
  */
-import { readdirSync, statSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { readdirSync, statSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, basename, resolve } from "node:path";
+import { tmpdir } from "node:os";
 import { randomBytes } from "node:crypto";
 import { LRUCache } from "lru-cache";
-import Database from "better-sqlite3";
 import { MachineryError } from "../core/types.js";
+import { Ledger } from "../../sandbox/load.js";
+import type { SandboxLoad } from "../../sandbox/types.js";
 import { SqlitePool, TaskTimeout, ProcessExited } from "./sqlite-pool.js";
 import { PostgresEngine, UnsafeRoleError, type PgOutcome } from "./postgres.js";
 import { tokenize } from "./lex.js";
@@ -26,6 +28,12 @@ export interface SqlServiceOptions {
   dir: string;
   /** Where POST /databases stores uploads (created on first upload). */
   uploadDir: string;
+  /** Remove uploadDir on close (a temporary folder, for ASSAY_DATA_DIR=:memory:). */
+  uploadDirTemporary?: boolean;
+  /** Largest database an upload may be or a build script may write, bytes (ASSAY_SQL_MAX_DB_MB). */
+  maxDbBytes?: number;
+  /** CPU time a build script or an uploaded file's integrity_check may take, ms. */
+  buildTimeoutMs?: number;
   /** PostgreSQL databases from the configuration: id and connection URL. */
   postgres: { id: string; url: string }[];
   /** Longest any one query may run, ms (an item's own deadline may cut it shorter). */
@@ -67,9 +75,19 @@ export class UploadError extends Error {
 }
 
 export interface QueryOptions {
-  /** Epoch ms: the item's deadline (queueing + running). */
-  deadline: number;
+  /**
+   * Epoch ms: the item's deadline, read when the query gets a process (a getter over
+   * ctx.deadline moves with the item's stopped clock). Without `queued` it also bounds the wait.
+   */
+  readonly deadline: number;
   signal?: AbortSignal;
+  /**
+   * Wraps a SQLite query (its wait for a process, and its run, bounded by the pool in CPU time)
+   * or the wait for a shared gold result: the scorer's ctx.unclocked, so neither queueing behind
+   * other items nor a busy CPU counts against this item's deadline. Unset: both count, and a query
+   * that cannot start by the deadline is MachineryError.
+   */
+  queued?: <T>(wait: Promise<T>) => Promise<T>;
 }
 
 export type Upload =
@@ -93,7 +111,9 @@ export class SqlService {
   private pg: PostgresEngine | null = null;
   private readonly gold: LRUCache<string, Extract<QueryOutcome, { ok: true }>>;
   private readonly inflight = new Map<string, Promise<QueryOutcome>>();
-  private readonly schemas = new Map<string, { version: string; tables: SchemaTable[] }>();
+  private readonly schemas = new Map<string, { version: string; tables: SchemaTable[] } | { version: string; error: string }>();
+  /** Per PostgreSQL database: its connections handed out one query each, and their backlog. */
+  private readonly pgGates = new Map<string, Gate>();
   /** Gold queries actually executed, and served from the cache (tests, GET /databases). */
   readonly counters = { goldRuns: 0, goldHits: 0, queries: 0 };
 
@@ -180,9 +200,20 @@ export class SqlService {
     if (!e) throw new UnknownDatabaseError(id, [...this.entries.keys()].sort());
     const info = { id: e.id, engine: e.engine, version: e.version, source: e.source };
     const hit = this.schemas.get(id);
-    if (hit && hit.version === e.version) return { ...info, tables: hit.tables };
-    const ms = Math.max(this.opts.timeoutMs, 30_000);
-    const tables = e.engine === "sqlite" ? await this.engineSqlite().schema(e.location, e.version, ms) : await this.enginePg().schema(e.location, ms);
+    if (hit && hit.version === e.version) {
+      if ("error" in hit) throw new Error(hit.error);
+      return { ...info, tables: hit.tables };
+    }
+    const ms = Math.max(this.opts.timeoutMs, 10_000);
+    let tables: SchemaTable[];
+    try {
+      tables = e.engine === "sqlite" ? await this.engineSqlite().schema(e.location, e.version, ms) : await this.enginePg().schema(e.location, ms);
+    } catch (err) {
+      // kept too: a database whose schema cannot be read in time is not re-read on every GET
+      const error = err instanceof TaskTimeout ? `its schema could not be read within ${ms} ms of CPU time` : (err as Error).message;
+      if (e.engine === "sqlite") this.schemas.set(id, { version: e.version, error });
+      throw new Error(error);
+    }
     this.schemas.set(id, { version: e.version, tables });
     return { ...info, tables };
   }
@@ -202,14 +233,28 @@ export class SqlService {
     this.counters.queries++;
     const left = o.deadline - Date.now();
     if (left <= 0) throw new MachineryError("deadline passed before the query could start");
-    const runMs = Math.min(this.opts.timeoutMs, left);
     const caps = { maxRows: this.opts.maxRows, maxBytes: this.opts.maxResultBytes };
     if (e.engine === "sqlite") {
+      // the limit is fixed when a process takes the query: what is left of the item's deadline then
+      let limitMs = this.opts.timeoutMs;
+      const limit = () => (limitMs = Math.max(1, Math.min(this.opts.timeoutMs, o.deadline - Date.now())));
       try {
-        return await this.engineSqlite().query({ kind: "query", path: e.location, version: e.version, sql, ...caps }, runMs, o.deadline, o.signal);
+        const running = this.engineSqlite().query(
+          { kind: "query", path: e.location, version: e.version, sql, ...caps },
+          { limitMs: limit, netMs: () => Math.max(limitMs, Math.min(limitMs * 2 + 1_000, o.deadline - Date.now())), expectMs: this.opts.timeoutMs, startBy: o.queued ? undefined : o.deadline, signal: o.signal },
+        );
+        // With `queued`, the item's clock stops for the whole query: its wait for a process, and
+        // its run, which the pool itself stops at what was left of the deadline, counted in CPU
+        // time and in wall-clock time not spent waiting for a CPU. A busy machine slows the query
+        // but cannot make its item null.
+        return await (o.queued ? o.queued(running) : running);
       } catch (err) {
         if (err instanceof TaskTimeout) {
-          if (err.started) return { ok: false, stage: "execute", error: `query stopped after ${err.ms} ms (limit ${runMs} ms)`, limit: "timeout" };
+          if (err.started) {
+            const what = err.by === "cpu" ? `${Math.round(err.ms)} ms of CPU time` : `${Math.round(err.ms)} ms of wall-clock time not spent waiting for a CPU`;
+            return { ok: false, stage: "execute", error: `query stopped after ${what} (limit ${limitMs} ms of CPU time)`, limit: "timeout" };
+          }
+          if (o.signal?.aborted) throw new MachineryError("request aborted while the query waited for a SQLite process");
           throw new MachineryError(`SQLite query could not start before the deadline: ${err.message}`);
         }
         // the process died under this query (memory, a crash): what the query did, so a
@@ -218,20 +263,56 @@ export class SqlService {
         throw new MachineryError(`SQLite process failed: ${(err as Error).message}`);
       }
     }
-    let r: QueryOutcome;
-    try {
-      r = await this.enginePg().query(e.location, sql, { runMs, ...caps });
-    } catch (err) {
-      throw new MachineryError(`PostgreSQL ${e.id}: ${(err as Error).message}`);
+    // PostgreSQL: the service hands out the pool's connections itself (one permit each), so a
+    // query's wait for one is seen: counted in the ledger, and unclocked like SQLite's.
+    let gate = this.pgGates.get(e.location);
+    if (!gate) this.pgGates.set(e.location, (gate = new Gate(this.opts.pgPoolSize)));
+    const g = gate;
+    const ticket = g.ledger.enter(Math.min(this.opts.timeoutMs, left));
+    const running = (async () => {
+      try {
+        await g.acquire(o.queued ? undefined : o.deadline, o.signal);
+      } catch (err) {
+        ticket.end(false);
+        throw err;
+      }
+      ticket.start();
+      try {
+        // statement_timeout: what is left of the item's deadline when the connection is had
+        const runMs = Math.max(1, Math.min(this.opts.timeoutMs, o.deadline - Date.now()));
+        let r: QueryOutcome;
+        try {
+          r = await this.enginePg().query(e.location, sql, { runMs, ...caps });
+        } catch (err) {
+          throw new MachineryError(`PostgreSQL ${e.id}: ${(err as Error).message}`);
+        }
+        // statement_timeout is wall time: a query that spent a good share of it waiting for a CPU was
+        // stopped by the load, not by its own work, and is ours to mask (null), never a 0
+        if (!r.ok && r.limit === "timeout" && r.work && r.work.wait_ms >= LOADED_SHARE * runMs) {
+          throw new MachineryError(
+            `PostgreSQL ${e.id}: the query reached its ${runMs} ms time limit after waiting ${Math.round(r.work.wait_ms)} ms for a CPU (it ran ${Math.round(r.work.cpu_ms)} ms): the database host was loaded, so this is not scored; retry it, or raise ASSAY_SQL_TIMEOUT_MS`,
+          );
+        }
+        return r;
+      } finally {
+        ticket.end();
+        g.release();
+      }
+    })();
+    return o.queued ? o.queued(running) : running;
+  }
+
+  /**
+   * The SQL backlog for admission: the busier of the SQLite processes and each PostgreSQL
+   * database's connections (a new item's database is not looked at). Nothing before the first query.
+   */
+  load(): SandboxLoad | undefined {
+    let worst = this.sqlite?.load();
+    for (const g of this.pgGates.values()) {
+      const x = g.ledger.load();
+      if (!worst || x.waitMs > worst.waitMs) worst = x;
     }
-    // statement_timeout is wall time: a query that spent a good share of it waiting for a CPU was
-    // stopped by the load, not by its own work, and is ours to mask (null), never a 0
-    if (!r.ok && r.limit === "timeout" && r.work && r.work.wait_ms >= LOADED_SHARE * runMs) {
-      throw new MachineryError(
-        `PostgreSQL ${e.id}: the query reached its ${runMs} ms time limit after waiting ${Math.round(r.work.wait_ms)} ms for a CPU (it ran ${Math.round(r.work.cpu_ms)} ms): the database host was loaded, so this is not scored; retry it, or raise ASSAY_SQL_TIMEOUT_MS`,
-      );
-    }
-    return r;
+    return worst;
   }
 
   /**
@@ -273,9 +354,10 @@ export class SqlService {
     const shared = !!p;
     if (!p) {
       this.counters.goldRuns++;
-      // other items may wait on it: it may queue until this item's deadline, and then runs under
-      // the service's time limit whatever is left of the item's
-      p = this.run(e, sql, { deadline: Math.max(o.deadline, Date.now() + this.opts.timeoutMs) }).then((r) => {
+      // other items may wait on it: it waits for a process as long as it takes (admission bounds
+      // the queue), then runs under the service's time limit whatever is left of this item's
+      const limitMs = this.opts.timeoutMs;
+      p = this.run(e, sql, { get deadline() { return Date.now() + limitMs * 2 + 1_000; }, queued: (w) => w }).then((r) => {
         if (r.ok) {
           const { settings, ...kept } = r as PgOutcome & { ok: true };
           this.gold.set(settings === undefined ? key : keyFor(settings), kept);
@@ -286,7 +368,7 @@ export class SqlService {
       p.finally(() => this.inflight.delete(key)).catch(() => {});
     }
     if (shared) this.counters.goldHits++;
-    const r = await untilDeadline(p, o);
+    const r = await (o.queued ? o.queued(untilDeadline(p, o, false)) : untilDeadline(p, o, true));
     return { ...r, cached: shared };
   }
 
@@ -313,29 +395,48 @@ export class SqlService {
         throw new UploadError(`cannot read the database at that URL: ${(err as Error).message}`);
       }
     }
+    // Checked before it is registered: a refused upload leaves no file and no entry behind.
+    const maxBytes = this.opts.maxDbBytes ?? 256 * 1024 ** 2;
+    const mb = (n: number) => `${Math.ceil(n / 1024 ** 2)} MiB`;
+    const cpuMs = this.opts.buildTimeoutMs ?? 30_000;
+    if ("sqlite" in u && u.sqlite.length > maxBytes) {
+      throw new UploadError(`the database file is ${mb(u.sqlite.length)}, past ASSAY_SQL_MAX_DB_MB (${mb(maxBytes)}); raise it, or put the file under ASSAY_SQL_DIR`, 413);
+    }
     mkdirSync(this.opts.uploadDir, { recursive: true });
     const final = join(this.opts.uploadDir, `${u.id}.sqlite`);
     const tmp = join(this.opts.uploadDir, `.${u.id}.${randomBytes(6).toString("hex")}.tmp`);
+    const pool = this.engineSqlite();
+    let tables: SchemaTable[];
     try {
       if ("sqlite" in u) {
         if (u.sqlite.length < 100 || !u.sqlite.subarray(0, 16).equals(SQLITE_MAGIC)) throw new UploadError("sqlite is not a SQLite 3 database file (bad header)");
         writeFileSync(tmp, u.sqlite);
-        normalizeFile(tmp);
+        const r = await pool.check(tmp, cpuMs);
+        if (!r.ok) throw new UploadError(r.error);
       } else {
         const bad = scriptProblem(u.script);
         if (bad) throw new UploadError(bad);
-        const r = await this.engineSqlite().build(tmp, u.script, Math.max(this.opts.timeoutMs, 60_000));
-        if (!r.ok) throw new UploadError(`the script failed: ${r.error}`);
+        const r = await pool.build(tmp, u.script, maxBytes, cpuMs);
+        if (!r.ok) {
+          throw r.full
+            ? new UploadError(`the script's database grew past ASSAY_SQL_MAX_DB_MB (${mb(maxBytes)}): ${r.error}; insert less, or raise ASSAY_SQL_MAX_DB_MB`, 413)
+            : new UploadError(`the script failed: ${r.error}`);
+        }
       }
+      for (const ext of ["-wal", "-shm", "-journal"]) rmSync(tmp + ext, { force: true });
+      tables = await pool.schema(tmp, `upload:${randomBytes(6).toString("hex")}`, Math.max(this.opts.timeoutMs, 10_000), true);
       renameSync(tmp, final);
     } catch (err) {
-      rmSync(tmp, { force: true });
+      for (const ext of ["", "-wal", "-shm", "-journal"]) rmSync(tmp + ext, { force: true });
       if (err instanceof UploadError) throw err;
-      if (err instanceof TaskTimeout) throw new UploadError(`the script ran longer than allowed (${err.message})`);
+      if (err instanceof TaskTimeout) throw new UploadError(`checking the database took more than ${cpuMs} ms of CPU time (ASSAY_SQL_BUILD_TIMEOUT_MS); make it smaller, or raise the limit`, 422);
+      if (err instanceof ProcessExited) throw new UploadError("checking the database ended its SQLite process (out of memory?); make it smaller", 422);
       throw new UploadError(`cannot use that database: ${(err as Error).message}`);
     }
     this.scan(0);
-    return this.describe(u.id);
+    const info = this.database(u.id);
+    this.schemas.set(u.id, { version: info.version, tables });
+    return { ...info, tables };
   }
 
   stats() {
@@ -348,6 +449,51 @@ export class SqlService {
     this.sqlite = null;
     this.pg = null;
     await Promise.all([s?.close(), p?.close()]);
+    if (this.opts.uploadDirTemporary) rmSync(this.opts.uploadDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * `n` permits (a PostgreSQL database's connections), first come first served, with the backlog
+ * in a ledger (sandbox/load.ts). A waiter gives up at `startBy` or when its signal aborts
+ * (MachineryError: it never started).
+ */
+class Gate {
+  readonly ledger: Ledger;
+  private free: number;
+  private readonly waiting: (() => void)[] = [];
+  constructor(n: number) {
+    this.free = n;
+    this.ledger = new Ledger(n);
+  }
+  acquire(startBy?: number, signal?: AbortSignal): Promise<void> {
+    if (this.free > 0 && !this.waiting.length) {
+      this.free--;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const give = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", refuse);
+        resolve();
+      };
+      const refuse = () => {
+        const i = this.waiting.indexOf(give);
+        if (i < 0) return;
+        this.waiting.splice(i, 1);
+        clearTimeout(timer);
+        reject(new MachineryError(signal?.aborted ? "request aborted while the query waited for a PostgreSQL connection" : "PostgreSQL query could not start before the deadline: every connection was busy"));
+      };
+      if (startBy !== undefined) timer = setTimeout(refuse, Math.max(0, startBy - Date.now()));
+      signal?.addEventListener("abort", refuse, { once: true });
+      this.waiting.push(give);
+    });
+  }
+  release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.free++;
   }
 }
 
@@ -356,7 +502,12 @@ export function createSqlService(config: Config): SqlService {
   const c = config.sql;
   return new SqlService({
     dir: c.dir,
-    uploadDir: c.uploadDir || join(c.dir, "uploads"),
+    // uploads live with the rest of the server's data; with nothing kept, in a folder of its own
+    ...(c.uploadDir ? { uploadDir: c.uploadDir }
+      : config.dataDir === ":memory:" ? { uploadDir: mkdtempSync(join(tmpdir(), "assay-databases-")), uploadDirTemporary: true }
+      : { uploadDir: join(config.dataDir, "databases") }),
+    maxDbBytes: c.maxDbMb * 1024 ** 2,
+    buildTimeoutMs: c.buildTimeoutMs,
     postgres: c.postgres,
     timeoutMs: c.timeoutMs,
     maxRows: c.maxRows,
@@ -369,24 +520,6 @@ export function createSqlService(config: Config): SqlService {
   });
 }
 
-/** Opens an uploaded file once: it must be a readable database, and is switched out of WAL mode. */
-function normalizeFile(path: string): void {
-  const db = new Database(path, { fileMustExist: true });
-  try {
-    db.pragma("trusted_schema = OFF");
-    const ok = db.pragma("quick_check", { simple: true });
-    if (ok !== "ok") throw new UploadError(`the database file is damaged: ${String(ok)}`);
-    db.pragma("journal_mode = DELETE");
-  } catch (err) {
-    if (err instanceof UploadError) throw err;
-    throw new UploadError(`the database file cannot be opened: ${(err as Error).message}`);
-  } finally {
-    db.close();
-  }
-  // no -wal/-shm left beside it
-  for (const ext of ["-wal", "-shm"]) rmSync(path + ext, { force: true });
-}
-
 /** Why a build script is refused: it may create and fill tables, never reach other files. */
 export function scriptProblem(script: string): string | null {
   const tokens = tokenize(script);
@@ -395,7 +528,8 @@ export function scriptProblem(script: string): string | null {
     if (t.kind !== "word") continue;
     if (t.text === "attach" || t.text === "detach") return "ATTACH/DETACH is not allowed in a build script";
     if (t.text === "vacuum") return "VACUUM is not allowed in a build script";
-    if (t.text === "pragma" && !/^(foreign_keys|encoding|page_size|user_version|application_id)$/.test(tokens[i + 1]?.text ?? "")) {
+    // not page_size: the size cap (max_page_count) is counted in pages of the default size
+    if (t.text === "pragma" && !/^(foreign_keys|encoding|user_version|application_id)$/.test(tokens[i + 1]?.text ?? "")) {
       return `PRAGMA ${tokens[i + 1]?.text ?? ""} is not allowed in a build script`;
     }
     if ((t.text === "load_extension" || t.text === "readfile" || t.text === "writefile") && tokens[i + 1]?.text === "(") return `${t.text}() is not allowed in a build script`;
@@ -403,10 +537,10 @@ export function scriptProblem(script: string): string | null {
   return null;
 }
 
-function untilDeadline<T>(p: Promise<T>, o: QueryOptions): Promise<T> {
+function untilDeadline<T>(p: Promise<T>, o: QueryOptions, timed: boolean): Promise<T> {
   const left = o.deadline - Date.now();
   return new Promise<T>((res, rej) => {
-    const t = setTimeout(() => rej(new MachineryError("deadline passed while waiting for the gold query")), Math.max(0, left));
+    const t = timed ? setTimeout(() => rej(new MachineryError("deadline passed while waiting for the gold query")), Math.max(0, left)) : undefined;
     const onAbort = () => rej(new MachineryError("request aborted while waiting for the gold query"));
     o.signal?.addEventListener("abort", onAbort, { once: true });
     p.then(res, rej).finally(() => {

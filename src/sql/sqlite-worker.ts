@@ -12,8 +12,13 @@ import type { Cell, QueryOutcome, SchemaTable } from "./types.js";
 
 export type WorkerTask =
   | { kind: "query"; path: string; version: string; sql: string; maxRows: number; maxBytes: number }
-  | { kind: "schema"; path: string; version: string }
-  | { kind: "build"; path: string; script: string };
+  | { kind: "schema"; path: string; version: string; once?: boolean }
+  | { kind: "check"; path: string }
+  | { kind: "build"; path: string; script: string; maxBytes: number };
+
+/** Most tables and views GET /databases describes per database; the longest view text it shows. */
+export const MAX_SCHEMA_ENTRIES = 1_000;
+const MAX_VIEW_SQL = 4_000;
 
 const MAX_OPEN = 32;
 const open = new Map<string, Database.Database>();
@@ -63,6 +68,7 @@ function runQuery(t: Extract<WorkerTask, { kind: "query" }>): QueryOutcome {
   const rows: Cell[][] = [];
   let bytes = 0;
   const t0 = performance.now();
+  const c0 = process.cpuUsage();
   try {
     for (const raw of stmt.raw(true).iterate() as IterableIterator<unknown[]>) {
       if (rows.length >= t.maxRows) {
@@ -78,24 +84,49 @@ function runQuery(t: Extract<WorkerTask, { kind: "query" }>): QueryOutcome {
   } catch (err) {
     return { ok: false, stage: "execute", error: (err as Error).message };
   }
-  return { ok: true, columns, rows, bytes, ms: performance.now() - t0 };
+  const cpu = process.cpuUsage(c0);
+  return { ok: true, columns, rows, bytes, ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000 };
 }
 
+/**
+ * Tables (columns, keys, row counts) and views, from the schema's text. Nothing here evaluates a
+ * view, or even compiles one (a view's columns would need its query planned, and nested views
+ * can make that arbitrarily long): a view is listed with its CREATE text. Virtual tables are not
+ * counted (counting one runs its module's code).
+ */
 function schema(t: Extract<WorkerTask, { kind: "schema" }>): SchemaTable[] {
-  const db = handle(t.path, t.version);
-  const tables = db
-    .prepare("SELECT name FROM sqlite_schema WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' ORDER BY name")
-    .pluck()
-    .all() as string[];
-  return tables.map((name) => {
+  if (t.once) {
+    const db = new Database(t.path, { readonly: true, fileMustExist: true });
+    try {
+      db.pragma("query_only = ON");
+      db.pragma("trusted_schema = OFF");
+      return schemaOf(db);
+    } finally {
+      db.close();
+    }
+  }
+  return schemaOf(handle(t.path, t.version));
+}
+
+function schemaOf(db: Database.Database): SchemaTable[] {
+  const entries = db
+    .prepare(`SELECT type, name, sql FROM sqlite_schema WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' ORDER BY name LIMIT ${MAX_SCHEMA_ENTRIES}`)
+    .all() as { type: "table" | "view"; name: string; sql: string | null }[];
+  return entries.map(({ type, name, sql }) => {
+    if (type === "view") {
+      const text = sql ?? "";
+      return { name, view: true, sql: text.length > MAX_VIEW_SQL ? `${text.slice(0, MAX_VIEW_SQL)}...` : text, columns: [], foreign_keys: [], rows: null };
+    }
     const cols = db.prepare("SELECT name, type, pk FROM pragma_table_info(?)").all(name) as { name: string; type: string; pk: number }[];
     const fks = db.prepare("SELECT \"from\" AS col, \"table\" AS ref, \"to\" AS refcol FROM pragma_foreign_key_list(?)").all(name) as { col: string; ref: string; refcol: string | null }[];
     const quoted = `"${name.replaceAll('"', '""')}"`;
     let rows: number | null = null;
-    try {
-      rows = db.prepare(`SELECT count(*) FROM ${quoted}`).pluck().get() as number;
-    } catch {
-      rows = null; // a view over something missing
+    if (!/^\s*create\s+virtual\b/i.test(sql ?? "")) {
+      try {
+        rows = db.prepare(`SELECT count(*) FROM main.${quoted}`).pluck().get() as number;
+      } catch {
+        rows = null;
+      }
     }
     return {
       name,
@@ -106,16 +137,47 @@ function schema(t: Extract<WorkerTask, { kind: "schema" }>): SchemaTable[] {
   });
 }
 
-/** Builds a new database file from a SQL script (the lexer has already refused ATTACH and friends). */
-function build(t: Extract<WorkerTask, { kind: "build" }>): { ok: true } | { ok: false; error: string } {
+/** An uploaded file, before it is registered: it opens, passes integrity_check, and leaves WAL mode. */
+function check(t: Extract<WorkerTask, { kind: "check" }>): { ok: true } | { ok: false; error: string } {
+  let db: Database.Database;
+  try {
+    db = new Database(t.path, { fileMustExist: true });
+  } catch (err) {
+    return { ok: false, error: `the database file cannot be opened: ${(err as Error).message}` };
+  }
+  try {
+    db.pragma("trusted_schema = OFF");
+    const problems = db.pragma("integrity_check(20)", { simple: false }) as { integrity_check: string }[];
+    const said = problems.map((p) => p.integrity_check);
+    if (said.length !== 1 || said[0] !== "ok") return { ok: false, error: `the database file is damaged (integrity_check: ${said.slice(0, 5).join("; ")})` };
+    db.pragma("journal_mode = DELETE");
+    return { ok: true };
+  } catch (err) {
+    return { ok: false, error: `the database file cannot be read: ${(err as Error).message}` };
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Builds a new database file from a SQL script (the lexer has already refused ATTACH and
+ * friends). The file cannot grow past `maxBytes`: max_page_count on the main and temp schemas,
+ * so a short script cannot write gigabytes; SQLite then fails the statement with SQLITE_FULL.
+ */
+function build(t: Extract<WorkerTask, { kind: "build" }>): { ok: true } | { ok: false; error: string; full?: boolean } {
   const db = new Database(t.path);
   try {
     db.pragma("trusted_schema = OFF");
+    const pageSize = db.pragma("page_size", { simple: true }) as number;
+    const pages = Math.max(1, Math.floor(t.maxBytes / pageSize));
+    db.pragma(`max_page_count = ${pages}`);
+    db.pragma(`temp.max_page_count = ${pages}`);
     db.exec(t.script);
     db.pragma("journal_mode = DELETE");
     return { ok: true };
   } catch (err) {
-    return { ok: false, error: (err as Error).message };
+    const e = err as Error & { code?: string };
+    return { ok: false, error: e.message, full: e.code === "SQLITE_FULL" };
   } finally {
     db.close();
   }
@@ -127,6 +189,8 @@ export function run(task: WorkerTask): unknown {
       return runQuery(task);
     case "schema":
       return schema(task);
+    case "check":
+      return check(task);
     case "build":
       return build(task);
   }

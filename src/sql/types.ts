@@ -7,7 +7,15 @@ export const DB_ID = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 export type Cell = null | number | string;
 
 export type QueryOutcome =
-  | { ok: true; columns: string[]; rows: Cell[][]; bytes: number; ms: number }
+  | {
+      ok: true;
+      columns: string[];
+      rows: Cell[][];
+      bytes: number;
+      /** Wall-clock and CPU time the engine spent on it (cpuMs: SQLite only, the process's). */
+      ms: number;
+      cpuMs?: number;
+    }
   | {
       ok: false;
       /** prepare: the engine refused the text (syntax, unknown table); execute: it failed while running. */
@@ -32,8 +40,11 @@ export interface SchemaTable {
   name: string;
   columns: SchemaColumn[];
   foreign_keys: { column: string; references: string }[];
-  /** Exact row count, or null when it could not be counted. */
+  /** Exact row count, or null when it was not counted (a view, a virtual table) or could not be. */
   rows: number | null;
+  /** A view: listed by its CREATE text (`sql`), never evaluated or compiled. */
+  view?: true;
+  sql?: string;
 }
 
 export type Engine = "sqlite" | "postgres";

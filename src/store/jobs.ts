@@ -7,7 +7,8 @@
 import type { DB } from "./db.js";
 import type { RewardResult } from "../core/types.js";
 
-export type JobStatus = "uploading" | "queued" | "running" | "done" | "failed" | "cancelled";
+/** `uploading` and `deleting` are invisible outside this file's callers (never listed, got or run). */
+export type JobStatus = "uploading" | "queued" | "running" | "done" | "failed" | "cancelled" | "deleting";
 export const FINISHED: readonly JobStatus[] = ["done", "failed", "cancelled"];
 
 export interface JobRow {
@@ -56,9 +57,10 @@ export class JobStore {
       addItem: db.prepare("INSERT INTO job_item (job_id, idx, item, grp) VALUES (?, ?, ?, ?)"),
       seal: db.prepare("UPDATE job SET status = 'queued', total = ? WHERE id = ? AND status = 'uploading'"),
       get: db.prepare<[string], JobRow>("SELECT * FROM job WHERE id = ?"),
-      list: db.prepare<[number], JobRow>("SELECT * FROM job WHERE status != 'uploading' ORDER BY rowid DESC LIMIT ?"),
+      list: db.prepare<[number], JobRow>("SELECT * FROM job WHERE status NOT IN ('uploading', 'deleting') ORDER BY rowid DESC LIMIT ?"),
       unfinished: db.prepare<[], JobRow>("SELECT * FROM job WHERE status IN ('queued', 'running') ORDER BY rowid"),
-      uploading: db.prepare<[], { id: string }>("SELECT id FROM job WHERE status = 'uploading'"),
+      uploading: db.prepare<[], { id: string }>("SELECT id FROM job WHERE status IN ('uploading', 'deleting')"),
+      markDeleting: db.prepare("UPDATE job SET status = 'deleting' WHERE id = ? AND status != 'deleting'"),
       start: db.prepare("UPDATE job SET status = 'running', started_at = coalesce(started_at, ?), run_started_ms = ?, run_start_done = done WHERE id = ? AND status IN ('queued', 'running')"),
       pending: db.prepare<[string, number, number], PendingItem>(
         `SELECT i.idx, i.item FROM job_item i
@@ -77,6 +79,13 @@ export class JobStore {
       finish: db.prepare("UPDATE job SET status = ?, error = ?, finished_at = ? WHERE id = ? AND status IN ('uploading', 'queued', 'running')"),
       results: db.prepare<[string, number, number], ResultRow>("SELECT idx, result FROM job_result WHERE job_id = ? AND idx >= ? ORDER BY idx LIMIT ?"),
       del: [db.prepare("DELETE FROM job_result WHERE job_id = ?"), db.prepare("DELETE FROM job_item WHERE job_id = ?"), db.prepare("DELETE FROM job WHERE id = ?")],
+      delSlice: [
+        db.prepare("DELETE FROM job_result WHERE job_id = ? AND idx IN (SELECT idx FROM job_result WHERE job_id = ? LIMIT ?)"),
+        db.prepare("DELETE FROM job_item WHERE job_id = ? AND idx IN (SELECT idx FROM job_item WHERE job_id = ? LIMIT ?)"),
+      ],
+      expired: db.prepare<[string, number], { id: string }>(
+        "SELECT id FROM job WHERE status IN ('done', 'failed', 'cancelled') AND finished_at IS NOT NULL AND finished_at < ? ORDER BY finished_at LIMIT ?",
+      ),
       histogram: db.prepare<[string], { b: number; n: number }>(
         `SELECT CASE WHEN reward < 0 THEN -1 WHEN reward > 1 THEN 10 WHEN reward = 1 THEN 9 ELSE CAST(reward * 10 AS INTEGER) END AS b, count(*) AS n
          FROM job_result WHERE job_id = ? AND status = 'ok' GROUP BY b ORDER BY b`,
@@ -116,7 +125,33 @@ export class JobStore {
     })();
   }
 
-  /** Uploads that a crash cut off: their client never got an id. */
+  /**
+   * Deletes up to `rows` of the job's results and items, each slice its own short transaction, so
+   * deleting a million-item job never holds the database (or the event loop) long; the job row
+   * goes last, with the final slice. Returns true once everything of it is gone. A job row whose
+   * status is `deleting` is invisible (get, list, runners), so a delete cut off by a stop is
+   * finished on the next start (dropUnsealed).
+   */
+  deleteSome(id: string, rows: number): boolean {
+    return this.db.transaction(() => {
+      this.q.markDeleting.run(id);
+      let left = rows;
+      for (const q of this.q.delSlice) {
+        if (left <= 0) return false;
+        left -= q.run(id, id, left).changes;
+      }
+      if (left <= 0) return false;
+      this.q.del[2].run(id);
+      return true;
+    })();
+  }
+
+  /** Finished jobs whose finished_at is before `before` (ISO time), oldest first, at most `limit`. */
+  expired(before: string, limit: number): string[] {
+    return this.q.expired.all(before, limit).map((r) => r.id);
+  }
+
+  /** Uploads that a crash cut off (their client never got an id), and deletes it cut off. */
   dropUnsealed(): number {
     const ids = this.q.uploading.all();
     for (const { id } of ids) this.delete(id);
@@ -125,7 +160,7 @@ export class JobStore {
 
   get(id: string): JobRow {
     const row = this.q.get.get(id);
-    if (!row || row.status === "uploading") throw new JobNotFound(id);
+    if (!row || row.status === "uploading" || row.status === "deleting") throw new JobNotFound(id);
     return row;
   }
 
@@ -170,7 +205,7 @@ export class JobStore {
   putResults(id: string, results: { idx: number; result: RewardResult }[]): number {
     return this.db.transaction(() => {
       const job = this.q.get.get(id);
-      if (!job || FINISHED.includes(job.status)) return 0;
+      if (!job || FINISHED.includes(job.status) || job.status === "deleting") return 0;
       let landed = 0, ok = 0, error = 0, invalid = 0, sum = 0;
       for (const { idx, result: r } of results) {
         if (this.q.putResult.run(id, idx, r.status, r.reward, r.elapsed_ms, JSON.stringify(r)).changes === 0) continue;

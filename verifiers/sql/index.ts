@@ -85,6 +85,8 @@ export const sql = defineVerifier({
   description: "The model's SQL returns the same result as the gold SQL on a real database (SQLite or PostgreSQL); optional Reasoning-SQL partial rewards.",
   reference: SqlReference,
   options: SqlOptions,
+  // admission: refused with 429 past ASSAY_SQL_MAX_WAIT_MS of SQL backlog
+  usesSql: true,
   async verify(item, ctx): Promise<Outcome> {
     const service = await ctx.services.sql();
     const o = item.options;
@@ -120,8 +122,11 @@ export const sql = defineVerifier({
     if (!text) return score(0, 0, "no SQL found in the response");
     if (!pred) return score(0, 0, `SQL longer than ${MAX_SQL_CHARS} characters is not run`);
 
-    const goldP = service.goldQuery(id, gold.sql, { deadline: ctx.deadline, signal: ctx.signal });
-    const predP = pred.ok ? service.query(id, pred.sql, { deadline: ctx.deadline, signal: ctx.signal }) : null;
+    // The deadline as it stands when a query gets its process: waiting for one (or for a gold
+    // result another item is computing) stops the item's clock, so only its own queries count.
+    const q = { get deadline() { return ctx.deadline; }, signal: ctx.signal, queued: ctx.unclocked?.bind(ctx) };
+    const goldP = service.goldQuery(id, gold.sql, q);
+    const predP = pred.ok ? service.query(id, pred.sql, q) : null;
     predP?.catch(() => {}); // settled below; a gold failure returns first
     const g = await goldP;
     if (!g.ok) {
@@ -144,6 +149,7 @@ export const sql = defineVerifier({
       columns: { model: p.columns, gold: g.columns },
       ...(cmp.permutation ? { permutation: cmp.permutation } : {}),
       ms: Math.round(p.ms * 100) / 100,
+      ...(p.cpuMs !== undefined ? { cpu_ms: Math.round(p.cpuMs * 100) / 100 } : {}),
     });
   },
 });

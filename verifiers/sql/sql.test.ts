@@ -6,7 +6,10 @@
 import { test, describe, after } from "node:test";
 import assert from "node:assert/strict";
 import request from "supertest";
-import { readFileSync } from "node:fs";
+import { readFileSync, mkdtempSync, existsSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createSqlService } from "../../src/sql/service.js";
 import { testApp, fastestCpu } from "../../tests/helpers.js";
 import { loadConfig } from "../../src/core/config.js";
 import { CASES } from "./cases.js";
@@ -143,13 +146,16 @@ describe("failures: the model's (reward 0) and ours (null)", () => {
       assert.equal(r.status, "ok");
       assert.equal(r.reward, 0);
       assert.match(r.reason, /time limit/);
-      assert.ok(r.elapsed_ms >= 1_000 && r.elapsed_ms < 3_000, `runaway took ${r.elapsed_ms} ms`);
+      // 1000 ms of CPU time: more wall-clock time on a busy machine
+      assert.match(r.details.error, /after 1\d\d\d ms of CPU time/);
+      assert.ok(r.elapsed_ms >= 1_000, `runaway took ${r.elapsed_ms} ms`);
     }
+    const firstStopped = Math.min(a.elapsed_ms, b.elapsed_ms);
     rest.forEach((r: { reward: number; elapsed_ms: number }, i: number) => {
       assert.equal(r.reward, CASES[i].reward, CASES[i].name);
-      assert.ok(r.elapsed_ms < 900, `${CASES[i].name} waited ${r.elapsed_ms} ms behind the runaways`);
+      assert.ok(r.elapsed_ms < firstStopped, `${CASES[i].name} waited ${r.elapsed_ms} ms behind the runaways (stopped at ${firstStopped} ms)`);
     });
-    assert.ok(wall < 3_500, `batch took ${wall} ms`);
+    assert.ok(wall < 60_000, `batch took ${wall} ms`);
   });
 });
 
@@ -217,6 +223,20 @@ describe("/databases", () => {
     const badId = await request(app).post("/databases").send({ id: "../../etc", sql: "CREATE TABLE t (a)" });
     assert.equal(badId.status, 400);
   });
+  test("a failed upload answers 4xx with what to change and stays unregistered; a view never slows GET /databases", async () => {
+    const failed = await request(app).post("/databases").send({ id: "half", sql: "CREATE TABLE t (a); INSERT INTO nope VALUES (1);" });
+    assert.equal(failed.status, 400);
+    assert.match(failed.body.error, /the script failed: no such table: nope/);
+    assert.equal((await request(app).get("/databases/half")).status, 404);
+    const viewy = await request(app).post("/databases").send({ id: "endless_view", sql: "CREATE TABLE t (a); CREATE VIEW v AS WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT max(n) AS m FROM r;" });
+    assert.equal(viewy.status, 201, JSON.stringify(viewy.body));
+    const t0 = Date.now();
+    const all = await request(app).get("/databases").expect(200);
+    assert.ok(Date.now() - t0 < 10_000, `GET /databases took ${Date.now() - t0} ms`);
+    const v = all.body.databases.find((d: { id: string }) => d.id === "endless_view").tables.find((t: { name: string }) => t.name === "v");
+    assert.deepEqual([v.view, v.rows, v.columns], [true, null, []]);
+    assert.equal(all.body.databases.some((d: { id: string }) => d.id === "half"), false);
+  });
 });
 
 describe("configuration", () => {
@@ -227,5 +247,21 @@ describe("configuration", () => {
     assert.throws(() => loadConfig({ ASSAY_SQL_MAX_RESULT: "lots" }), /ASSAY_SQL_MAX_RESULT/);
     const c = loadConfig({ ASSAY_SQL_POSTGRES: "pg1=postgres://u:p@127.0.0.1:5432/x, postgresql://h/spider" });
     assert.deepEqual(c.sql.postgres.map((p) => p.id), ["pg1", "spider"]);
+  });
+  test("uploads land under ASSAY_DATA_DIR (databases/), not ./data/sql; with :memory: in a temporary folder removed on close", async () => {
+    const data = mkdtempSync(join(tmpdir(), "assay-data-"));
+    const kept = createSqlService(loadConfig({ ASSAY_DATA_DIR: data }));
+    assert.equal(kept.opts.uploadDir, join(data, "databases"));
+    await kept.upload({ id: "kept", script: "CREATE TABLE t (a);" });
+    assert.ok(existsSync(join(data, "databases", "kept.sqlite")));
+    await kept.close();
+    assert.ok(existsSync(join(data, "databases", "kept.sqlite")));
+    const mem = createSqlService(loadConfig({ ASSAY_DATA_DIR: ":memory:" }));
+    assert.ok(mem.opts.uploadDir.startsWith(tmpdir()));
+    await mem.upload({ id: "gone", script: "CREATE TABLE t (a);" });
+    await mem.close();
+    assert.equal(existsSync(mem.opts.uploadDir), false);
+    assert.equal(createSqlService(loadConfig({ ASSAY_DATA_DIR: data, ASSAY_SQL_UPLOAD_DIR: "/srv/x" })).opts.uploadDir, "/srv/x");
+    rmSync(data, { recursive: true, force: true });
   });
 });

@@ -170,6 +170,16 @@ export function jobRoutes({ runtime, body }: RouteDeps): Router {
     }
   });
 
+  r.delete("/jobs/:id", async (req, res) => {
+    const service = await jobs();
+    try {
+      await service.delete(jobId(req));
+    } catch (err) {
+      throw asHttp(err);
+    }
+    res.status(204).end();
+  });
+
   r.post("/jobs/:id/cancel", async (req, res) => {
     const service = await jobs();
     try {
