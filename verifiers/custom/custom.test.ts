@@ -78,7 +78,8 @@ const ESCAPES: [string, string, RegExp][] = [
   ["throws", `export function score() { throw new Error("nope"); }`, /score threw: Error: nope/],
   ["loop", `export function score() { for (;;) {} }`, /timed out/],
   ["loop-at-load", `while (true) {} export function score() { return 1; }`, /timed out|could not be loaded/],
-  ["memory", `export function score() { const a = []; for (;;) a.push(new Array(1e6).fill(1.5)); }`, /out of memory/],
+  // Near its heap limit V8 spends CPU collecting garbage: the CPU limit may stop it first.
+  ["memory", `export function score() { const a = []; for (;;) a.push(new Array(1e6).fill(1.5)); }`, /out of memory|collecting garbage/],
   ["atomics", `export function score() { Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0); return 1; }`, /Atomics is not defined|SharedArrayBuffer is not defined/],
   ["wasm", `export function score() { new WebAssembly.Memory({ initial: 65536 }); return 1; }`, /WebAssembly is not defined/],
   ["require", `export function score() { return require("fs").readFileSync("/etc/passwd", "utf8").length; }`, /require\("?fs"?\) is not available|require\(fs\) is not available/],
@@ -126,7 +127,7 @@ test("items arriving together share one call, yet a looping or throwing item is 
   assert.deepEqual(rs.map((r) => r.reward), [1, 2, null, 3, null, 4, null, 5], JSON.stringify(rs.map((r) => r.reason)));
   assert.match(rs[2].reason, /timed out/);
   assert.match(rs[4].reason, /bad item/);
-  assert.match(rs[6].reason, /out of memory/);
+  assert.match(rs[6].reason, /out of memory|collecting garbage/);
 });
 
 test("a 1 MB response reaches a custom verifier quickly", async () => {
