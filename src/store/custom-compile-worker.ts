@@ -5,15 +5,29 @@
  * super-linear) or deep (a stack overflow) never holds the server's event loop.
  */
 import ts from "typescript";
+import { readlinkSync } from "node:fs";
+import { setPriority } from "node:os";
 
 export interface CompileTask {
+  /** A warm-up task: loads the compiler, compiles nothing. */
+  warm?: true;
   source: string;
   language: "javascript" | "typescript";
+}
+
+// The compile thread yields to the server's own thread: on Linux a thread has its own nice value,
+// found through /proc/thread-self (-> "<pid>/task/<tid>"). Best effort elsewhere.
+try {
+  const tid = Number(readlinkSync("/proc/thread-self").split("/").pop());
+  if (Number.isInteger(tid) && tid > 0) setPriority(tid, 19);
+} catch {
+  /* not Linux, or not allowed: the thread keeps the default priority */
 }
 
 export type CompileResult = { ok: true; compiled: string } | { ok: false; message: string };
 
 export default function compile(task: CompileTask): CompileResult {
+  if (task.warm) return { ok: true, compiled: "" };
   let out: ts.TranspileOutput;
   try {
     out = ts.transpileModule(task.source, {

@@ -5,9 +5,9 @@
  * item cannot leave state for the next. Isolates are kept warm, least recently used closed
  * first. An isolate that timed out or ran out of memory is thrown away and made anew.
  *
- * The time limit is the isolate's own CPU time (isolate.cpuTime, watched while a call runs; past
- * the limit the isolate is disposed, which ends the call), so a verifier is not cut off because
- * the machine is busy. Wall time is only a safety net, WALL_FACTOR times the limit plus
+ * The time limit is CPU time (an upper bound of the isolate's own, see limited(); a watchdog
+ * disposes the isolate past it, which ends the call), so a verifier is not cut off because
+ * other processes keep the machine busy. Wall time is only a safety net, WALL_FACTOR times the limit plus
  * WALL_SLACK_MS, for code that does not use CPU and does not return. Calls on one isolate run
  * one after the other (queued here), so each call's CPU time is its own. Loading a verifier
  * (isolate, bootstrap, module) is warm-up, not the item's: `warm()` does it, the verifier awaits
@@ -76,26 +76,37 @@ function limited<T>(isolate: IvmNs.Isolate, holder: { tail: Promise<unknown> } |
   const wallMs = cpuMs * WALL_FACTOR + WALL_SLACK_MS;
   const go = async (): Promise<T> => {
     if (isolate.isDisposed) return fn(wallMs); // rejects: the caller sees a disposed isolate
+    // The call's CPU time is read as the smaller of two upper bounds: isolate.cpuTime's growth
+    // (isolated-vm times a running call by the wall clock, so it is at least the CPU time) and
+    // the whole process's CPU time since the call began (getrusage: this isolate's thread plus
+    // whatever else the server did meanwhile). On a host busy with other processes the second
+    // is close to the isolate's own; with many calls running in this server at once it counts
+    // theirs too, so the limit can only come early, never late.
     const cpu0 = isolate.cpuTime;
-    const used = () => (isolate.isDisposed ? 0 : Number(isolate.cpuTime - cpu0) / 1e6);
-    let killed = false;
+    const proc0 = process.cpuUsage();
+    const procUsed = () => {
+      const d = process.cpuUsage(proc0);
+      return (d.user + d.system) / 1000;
+    };
+    const used = () => Math.min(isolate.isDisposed ? Infinity : Number(isolate.cpuTime - cpu0) / 1e6, procUsed());
+    let killed = "";
     const every = Math.max(5, Math.min(100, Math.floor(cpuMs / 5)));
     const watch = setInterval(() => {
       if (!isolate.isDisposed && used() > cpuMs) {
-        // (No heap check here: reading a running isolate's heap waits for the call to end.)
-        killed = true;
+        killed = ` (stopped at ${Math.round(used())} ms)`;
         isolate.dispose();
       }
     }, every);
     const t0 = performance.now();
+    let out: T;
     try {
       const applied = fn(wallMs);
       applied.catch(() => {});
-      return await Promise.race([applied, ignoredTermination(wallMs + GRACE_MS)]);
+      out = await Promise.race([applied, ignoredTermination(wallMs + GRACE_MS)]);
     } catch (e) {
       const msg = messageOf(e);
       if (/memory limit/i.test(msg)) throw new HeapLimit(msg);
-      if (killed) throw new CpuLimit(`used more than ${cpuMs} ms of CPU`);
+      if (killed) throw new CpuLimit(`used more than ${cpuMs} ms of CPU${killed}`);
       if (/timed out|ignored termination/i.test(msg)) {
         const cpu = used();
         if (cpu >= cpuMs) throw new CpuLimit(`used more than ${cpuMs} ms of CPU`);
@@ -105,6 +116,8 @@ function limited<T>(isolate: IvmNs.Isolate, holder: { tail: Promise<unknown> } |
     } finally {
       clearInterval(watch);
     }
+    if (used() > cpuMs) throw new CpuLimit(`used ${Math.round(used())} ms of CPU, more than ${cpuMs} ms`);
+    return out;
   };
   if (!holder) return go();
   const p = holder.tail.then(go, go);
@@ -242,7 +255,7 @@ export class CustomRunner {
       }
       this.drop(key, loaded);
       // A heap near its limit spends its CPU collecting garbage: a memory bomb may end here too.
-      if (e instanceof CpuLimit) return { ok: false, message: `timed out: score used more than ASSAY_CUSTOM_TIMEOUT_MS (${timeoutMs} ms) of CPU (a heap kept near ASSAY_CUSTOM_MEMORY_MB, ${memoryMb} MiB, uses it up collecting garbage)` };
+      if (e instanceof CpuLimit) return { ok: false, message: `timed out: score ${msg}, past ASSAY_CUSTOM_TIMEOUT_MS (a heap kept near ASSAY_CUSTOM_MEMORY_MB, ${memoryMb} MiB, uses it up collecting garbage)` };
       if (e instanceof WallLimit) return { ok: false, message: `timed out: score ${msg}` };
       if (e instanceof HeapLimit || /memory limit|disposed/i.test(msg)) return { ok: false, message: `ran out of memory: the isolate's heap limit is ASSAY_CUSTOM_MEMORY_MB (${memoryMb} MiB)` };
       return { ok: false, message: `the sandbox failed: ${msg}` };
@@ -282,8 +295,14 @@ export class CustomRunner {
     return this.load(`${name}#0`, compiled).then(() => undefined, () => undefined);
   }
 
+  /** Isolate creations, one after another with a turn of the event loop between (each blocks it a few ms). */
+  private creating: Promise<unknown> = Promise.resolve();
+
   private async make(compiled: string): Promise<Loaded> {
     const ivm = await loadIvm();
+    const turn = this.creating.then(() => new Promise<void>((r) => setImmediate(r)));
+    this.creating = turn;
+    await turn;
     const isolate = new ivm.Isolate({ memoryLimit: this.limits.memoryMb });
     try {
       const context = await isolate.createContext();
