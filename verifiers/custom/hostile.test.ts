@@ -160,10 +160,13 @@ test("a verifier taking most of its CPU limit scores the same with a CPU hog on 
   // The hog: 4 busy processes per core, each ending itself after 60 s, stopped here.
   const hogs: ChildProcess[] = [];
   try {
+    const started: Promise<unknown>[] = [];
     for (let i = 0; i < 4 * availableParallelism(); i++) {
-      hogs.push(spawn(process.execPath, ["-e", "const end = Date.now() + 60000; while (Date.now() < end) {}"], { stdio: "ignore" }));
+      const h = spawn(process.execPath, ["-e", "process.stdout.write('go\\n'); const end = Date.now() + 60000; while (Date.now() < end) {}"], { stdio: ["ignore", "pipe", "ignore"] });
+      hogs.push(h);
+      started.push(new Promise((r) => h.stdout!.once("data", r)));
     }
-    await new Promise((r) => setTimeout(r, 300));
+    await Promise.all(started); // every hog is spinning
     const busy = await scoreAll();
     assert.deepEqual(busy.map((r) => r.reward), idle.map((r) => r.reward), JSON.stringify(busy.map((r) => r.reason)));
     assert.deepEqual(busy.map((r) => r.details.x), idle.map((r) => r.details.x));
