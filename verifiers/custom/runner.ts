@@ -11,7 +11,7 @@
  * WALL_SLACK_MS, for code that does not use CPU and does not return. Calls on one isolate run
  * one after the other (queued here), so each call's CPU time is its own. Loading a verifier
  * (isolate, bootstrap, module) is warm-up, not the item's: `warm()` does it, the verifier awaits
- * it with the item's clock stopped, and its limit is LOAD_CPU_MS of CPU.
+ * it with the item's clock stopped, its limit is LOAD_CPU_MS of CPU, and loads run one at a time.
  */
 import type IvmNs from "isolated-vm";
 import { BOOTSTRAP } from "./bootstrap.js";
