@@ -11,6 +11,7 @@
 import { startJudgeFixture } from "../tests/fixtures/judge-server.js";
 import { runLoad, runLoadTwice, loadItem } from "../verifiers/rubric/load.js";
 import { criterionQuestion, CRITERION_VERDICT } from "../verifiers/rubric/prompt.js";
+import { Delimiter } from "../src/judge/material.js";
 import { table } from "./lib.js";
 
 const arg = (name: string, d: number) => (process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : d);
@@ -28,7 +29,7 @@ try {
     for (const c of it.reference.criteria) {
       const q = criterionQuestion(c, { prompt: it.prompt, response: it.response }, 0);
       bodies.push(JSON.stringify({
-        model, messages: q.render(), temperature: 0, max_tokens: 1024,
+        model, messages: q.render(new Delimiter()), temperature: 0, max_tokens: 1024,
         response_format: { type: "json_schema", json_schema: { name: CRITERION_VERDICT.name, schema: CRITERION_VERDICT.schema, strict: true } },
       }));
     }

@@ -216,6 +216,7 @@ export const SETTINGS = {
   custom: {
     memoryMb: int("ASSAY_CUSTOM_MEMORY_MB", 64, "custom verifiers: V8 heap limit of each verifier version's isolate, MiB", 8, 4096),
     timeoutMs: int("ASSAY_CUSTOM_TIMEOUT_MS", 1000, "custom verifiers: most CPU time one `score` call may take, ms (past it: `error`/`null`)", 1, 60_000),
+    compileMs: int("ASSAY_CUSTOM_COMPILE_MS", 10_000, "custom verifiers: most wall time compiling one uploaded source may take, ms (in a worker thread, off the event loop; past it the upload is refused)", 100, 600_000),
     maxSourceBytes: size("ASSAY_CUSTOM_MAX_SOURCE", 256 * 1024, "custom verifiers: largest uploaded source", "`256kb`"),
     isolates: int("ASSAY_CUSTOM_ISOLATES", 64, "custom verifiers: isolates kept warm in all (least recently used closed first)", 1, 4096),
     perVersion: int("ASSAY_CUSTOM_PER_VERSION", 2, "custom verifiers: isolates per verifier version (each runs one call at a time, on its own thread)", 1, 64),

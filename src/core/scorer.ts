@@ -111,11 +111,14 @@ export class Scorer {
     // default grows to what the item's own limits need, so they, not the deadline, end it.
     const asked = raw_.deadline_ms ?? o.deadlineMs;
     const deadlineMs = Math.min(asked ?? Math.max(this.opts.deadlineMs, budgetOf(resolved.verifier, resolved.item)), this.opts.maxDeadlineMs, capMs);
+    // The result names the verifier as the item called it: `custom:<name>@<version>`, `preset:<name>`
+    // say which one scored, where the namespace verifier's own name ("custom") would not.
+    const called = resolved.item.verifier;
     try {
       const outcome = await this.runVerifier(resolved.verifier, resolved.item, deadlineMs, o.signal, depth, parentUnclocked);
-      return fromOutcome(t0, id, resolved.verifier.name, outcome, this.opts.log);
+      return fromOutcome(t0, id, called, outcome, this.opts.log);
     } catch (err) {
-      return fromError(t0, id, resolved.verifier.name, err, this.opts.log);
+      return fromError(t0, id, called, err, this.opts.log);
     }
   }
 

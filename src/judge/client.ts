@@ -17,7 +17,8 @@ import { newAjv, describeErrors } from "../core/schema.js";
 import type { JudgeCache } from "../store/judge-cache.js";
 import { EndpointLimiter } from "./limits.js";
 import { judgeMetrics, type JudgeMetrics } from "./metrics.js";
-import { parseJsonReply } from "./parse.js";
+import { Delimiter } from "./material.js";
+import { verdictCandidates } from "./parse.js";
 import {
   JudgeError,
   type AskOptions, type ChatMessage, type JudgeQuestion, type JudgeSettings, type StructuredMode, type Usage, type Verdict,
@@ -81,7 +82,8 @@ export class Judge {
 
     const limiter = this.limiter(ep.baseURL);
     const client = this.client(ep);
-    const messages = q.render();
+    const delimiter = new Delimiter();
+    const messages = q.render(delimiter);
     const modeKey = `${ep.baseURL}\0${ep.model}`;
     let mode: StructuredMode = ep.structured === "auto" ? this.modes.get(modeKey) ?? "json_schema" : ep.structured;
     const estimate = Math.ceil(messages.reduce((n, m) => n + m.content.length, 0) / 4) + ep.maxTokens;
@@ -128,12 +130,10 @@ export class Judge {
       if (ep.structured === "auto") this.modes.set(modeKey, mode);
       const usage: Usage = { input_tokens: reply.usage?.prompt_tokens ?? 0, output_tokens: reply.usage?.completion_tokens ?? 0 };
       this.count(modelLabel, usage);
-      const value = readVerdict(reply, mode);
-      if (value === undefined || !validate(value)) {
+      const read = readVerdict(reply, mode, delimiter.nonce, validate);
+      if (!("value" in read)) {
         this.metrics.requests.labels(modelLabel, "malformed").inc();
-        lastProblem = value === undefined
-          ? `reply is not JSON: ${JSON.stringify(replyText(reply).slice(0, 200))}`
-          : `reply does not match the verdict schema (${describeErrors(validate.errors, "verdict")})`;
+        lastProblem = read.problem;
         if (attempts > this.settings.maxRetries) {
           throw new JudgeError(`judge ${ep.model} gave no usable verdict after ${attempts} attempt(s): ${lastProblem}`, {
             model: ep.model, attempts, outcome: "malformed",
@@ -142,6 +142,7 @@ export class Judge {
         this.metrics.retries.labels("malformed").inc();
         continue;
       }
+      const value = read.value;
       this.metrics.requests.labels(modelLabel, "ok").inc();
       if (useCache) this.deps.cache!.put(key, ep.model, q.template, { value, usage, mode });
       return {
@@ -220,7 +221,12 @@ export class Judge {
           ...base,
           messages: [
             ...messages,
-            { role: "user", content: `Reply with one JSON object and nothing else. It must match this JSON Schema:\n${JSON.stringify(schema)}` },
+            {
+              role: "user",
+              content:
+                "End your reply with your verdict: one JSON object, after any reasoning and after anything you quote from the material. " +
+                `It must match this JSON Schema:\n${JSON.stringify(schema)}`,
+            },
           ],
         };
     }
@@ -298,16 +304,28 @@ function replyText(reply: ChatCompletion): string {
   return m?.tool_calls?.[0]?.type === "function" ? m.tool_calls[0].function.arguments : m?.content ?? "";
 }
 
-/** The verdict object from a reply: the tool call's arguments, else the message text, read tolerantly. */
-function readVerdict(reply: ChatCompletion, mode: StructuredMode): unknown {
+/**
+ * The verdict from a reply: the first candidate (parse.ts: the judge's own words, after the
+ * material's last closing marker, latest object first) that passes the schema. From the tool
+ * call's arguments when there is one, else from the message text.
+ */
+function readVerdict(reply: ChatCompletion, mode: StructuredMode, nonce: string, validate: ValidateFunction): { value: unknown } | { problem: string } {
   const m = reply.choices?.[0]?.message;
-  if (!m) return undefined;
+  if (!m) return { problem: "reply has no message" };
+  const texts: string[] = [];
   const call = m.tool_calls?.find((t) => t.type === "function");
-  if (call && call.type === "function") {
-    const v = parseJsonReply(call.function.arguments ?? "");
-    if (v !== undefined || mode === "tool") return v;
+  if (call && call.type === "function") texts.push(call.function.arguments ?? "");
+  if (mode !== "tool" || texts.length === 0) texts.push(m.content ?? "");
+  let schemaProblem: string | undefined;
+  for (const text of texts) {
+    for (const v of verdictCandidates(text, nonce)) {
+      if (validate(v)) return { value: v };
+      schemaProblem ??= describeErrors(validate.errors, "verdict");
+    }
   }
-  return parseJsonReply(m.content ?? "");
+  return schemaProblem !== undefined
+    ? { problem: `reply does not match the verdict schema (${schemaProblem})` }
+    : { problem: `reply is not JSON: no verdict object after the material's last closing marker: ${JSON.stringify(replyText(reply).slice(-200))}` };
 }
 
 function reasonOf(signal: AbortSignal | undefined): string | undefined {

@@ -1,6 +1,7 @@
 /** The judge's public types: what a caller asks, what comes back, and how it is configured. */
 import { MachineryError } from "../core/types.js";
 import type { Config } from "../core/config.js";
+import type { Delimiter } from "./material.js";
 
 /** How the verdict's JSON is requested: response_format json_schema, a forced tool call, or plain text. */
 export type StructuredMode = "json_schema" | "tool" | "text";
@@ -37,7 +38,11 @@ export interface JudgeQuestion {
   /** Prompt template name and version, e.g. "rubric.criterion@1": bump the version when the wording changes. */
   template: string;
   inputs: unknown;
-  render(): ChatMessage[];
+  /**
+   * The messages. Material to grade goes in `d.block(NAME, text)`: the client knows the markers
+   * and reads the verdict only after the material's last closing marker in the reply.
+   */
+  render(d: Delimiter): ChatMessage[];
   /** The verdict's JSON Schema (an object schema, additionalProperties false, every property required). */
   schema: { name: string; description?: string; schema: Record<string, unknown> };
   /** Sample index for N-sample voting: samples are cached apart. */

@@ -60,7 +60,10 @@ export class Metrics {
 
   observeItem(r: RewardResult): void {
     // Verifier names in invalid items come from clients: only known names become label values.
-    const verifier = this.known.has(r.verifier) ? r.verifier : "unknown";
+    // A namespace verifier's items (`custom:<name>`, `preset:<name>`) count under the namespace:
+    // the names after the colon are the users', unbounded.
+    const colon = r.verifier.indexOf(":");
+    const verifier = this.known.has(r.verifier) ? r.verifier : colon > 0 && this.known.has(r.verifier.slice(0, colon)) ? r.verifier.slice(0, colon) : "unknown";
     const key = verifier + "\0" + r.status;
     let c = this.itemChildren.get(key);
     if (!c) {

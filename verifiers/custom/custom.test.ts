@@ -32,6 +32,7 @@ test("upload (TypeScript compiled), version, score as custom:<name>[@v]", async 
   assert.equal(r.reward, 1);
   assert.equal(r.reason, "mentions it");
   assert.deepEqual(r.details, { hit: true, custom: { verifier: "mentions", version: 1 } });
+  assert.equal(r.verifier, "custom:mentions", "the result names the custom verifier as the item called it");
   r = await score("custom:mentions", "Lyon");
   assert.equal(r.reward, 0);
   r = await score("custom:mentions", "Paris", "paris", { bonus: 0.5 });
@@ -40,7 +41,9 @@ test("upload (TypeScript compiled), version, score as custom:<name>[@v]", async 
   assert.equal((await upload("mentions", `export default function () { return 0.25; }`)).version, 2);
   assert.equal((await upload("mentions", `export default function () { return 0.25; }`)).version, 2, "same source: no new version");
   assert.equal((await score("custom:mentions")).reward, 0.25);
-  assert.equal((await score("custom:mentions@1")).reward, 1, "a pinned version still scores as it did");
+  const pinned = await score("custom:mentions@1");
+  assert.equal(pinned.reward, 1, "a pinned version still scores as it did");
+  assert.equal(pinned.verifier, "custom:mentions@1");
   assert.deepEqual((await request(app).get("/verifiers/custom/mentions/versions")).body.versions.map((v: any) => v.version), [1, 2]);
   assert.equal((await request(app).get("/verifiers/custom")).body.verifiers.length >= 1, true);
   assert.equal((await score("custom:nope")).status, "invalid");
@@ -51,6 +54,11 @@ test("upload (TypeScript compiled), version, score as custom:<name>[@v]", async 
   // custom verifiers as parts of a combination
   const c = await runtime.scorer.score({ verifier: "combine", response: "Paris", reference: [{ verifier: "custom:cjs", weight: 0.5 }, { verifier: "exact", reference: "paris", weight: 0.5 }] });
   assert.equal(c.reward, 1);
+  assert.equal((c.details.parts as { verifier: string }[])[0].verifier, "custom:cjs");
+  // Metrics count custom items under the namespace, never under the users' names.
+  const metrics = (await request(app).get("/metrics")).text;
+  assert.match(metrics, /assay_items_total\{verifier="custom",status="ok"\} \d+/);
+  assert.doesNotMatch(metrics, /verifier="custom:/);
 });
 
 test("syntax errors are refused on upload with line and column; oversize source is 413", async () => {
@@ -70,7 +78,8 @@ const ESCAPES: [string, string, RegExp][] = [
   ["throws", `export function score() { throw new Error("nope"); }`, /score threw: Error: nope/],
   ["loop", `export function score() { for (;;) {} }`, /timed out/],
   ["loop-at-load", `while (true) {} export function score() { return 1; }`, /timed out|could not be loaded/],
-  ["memory", `export function score() { const a = []; for (;;) a.push(new Array(1e6).fill(1.5)); }`, /out of memory/],
+  // Near its heap limit V8 spends CPU collecting garbage: the CPU limit may stop it first.
+  ["memory", `export function score() { const a = []; for (;;) a.push(new Array(1e6).fill(1.5)); }`, /out of memory|collecting garbage/],
   ["atomics", `export function score() { Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0); return 1; }`, /Atomics is not defined|SharedArrayBuffer is not defined/],
   ["wasm", `export function score() { new WebAssembly.Memory({ initial: 65536 }); return 1; }`, /WebAssembly is not defined/],
   ["require", `export function score() { return require("fs").readFileSync("/etc/passwd", "utf8").length; }`, /require\("?fs"?\) is not available|require\(fs\) is not available/],
@@ -118,7 +127,7 @@ test("items arriving together share one call, yet a looping or throwing item is 
   assert.deepEqual(rs.map((r) => r.reward), [1, 2, null, 3, null, 4, null, 5], JSON.stringify(rs.map((r) => r.reason)));
   assert.match(rs[2].reason, /timed out/);
   assert.match(rs[4].reason, /bad item/);
-  assert.match(rs[6].reason, /out of memory/);
+  assert.match(rs[6].reason, /out of memory|collecting garbage/);
 });
 
 test("a 1 MB response reaches a custom verifier quickly", async () => {

@@ -63,7 +63,11 @@ export const custom = defineVerifier({
     }
     runner ??= makeRunner(ctx.services.config.custom); // closed by another runtime in this process
     const input = { prompt: item.prompt ?? null, response: item.response, reference: item.reference ?? null, options: item.options };
-    const r = await runner.score(`${name}@${doc.version}:${doc.hash}`, doc.compiled, input);
+    const key = `${name}@${doc.version}:${doc.hash}`;
+    // Loading a cold verifier is warm-up, not the item's work: its clock is stopped meanwhile.
+    const warming = runner.warm(key, doc.compiled);
+    await (ctx.unclocked ? ctx.unclocked(warming) : warming);
+    const r = await runner.score(key, doc.compiled, input);
     const at = { verifier: name, version: doc.version };
     if (!r.ok) return { reward: null, reason: `custom verifier ${name} version ${doc.version}: ${r.message}`, details: at };
     return { reward: r.reward, reason: r.reason || `custom verifier ${name} version ${doc.version}`, details: { ...r.details, custom: at } };

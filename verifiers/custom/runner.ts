@@ -4,6 +4,14 @@
  * call, and frozen built-ins plus a fresh module evaluation per item (bootstrap.js.ts), so an
  * item cannot leave state for the next. Isolates are kept warm, least recently used closed
  * first. An isolate that timed out or ran out of memory is thrown away and made anew.
+ *
+ * The time limit is CPU time (an upper bound of the isolate's own, see limited(); a watchdog
+ * disposes the isolate past it, which ends the call), so a verifier is not cut off because
+ * other processes keep the machine busy. Wall time is only a safety net, WALL_FACTOR times the limit plus
+ * WALL_SLACK_MS, for code that does not use CPU and does not return. Calls on one isolate run
+ * one after the other (queued here), so each call's CPU time is its own. Loading a verifier
+ * (isolate, bootstrap, module) is warm-up, not the item's: `warm()` does it, the verifier awaits
+ * it with the item's clock stopped, its limit is LOAD_CPU_MS of CPU, and loads run one at a time.
  */
 import type IvmNs from "isolated-vm";
 import { BOOTSTRAP } from "./bootstrap.js";
@@ -32,6 +40,18 @@ const RETIRED = "its isolate was retired too many times in a row (does the verif
 
 /** How long past its time limit a call that ignores termination is waited for. */
 const GRACE_MS = 1000;
+/** The wall-clock safety net of a call: WALL_FACTOR x its CPU limit + WALL_SLACK_MS. */
+export const WALL_FACTOR = 10;
+export const WALL_SLACK_MS = 2000;
+/** CPU time loading a verifier (bootstrap, freezing, its module's top level) may take, at least: its own limit if larger. A good one takes ~20 ms. */
+export const LOAD_CPU_MS = 1000;
+
+/** Thrown by a call whose isolate used more CPU than its limit. */
+class CpuLimit extends Error {}
+/** Thrown by a call past its wall-clock safety net with CPU to spare (a loaded machine). */
+class WallLimit extends Error {}
+/** Thrown by a call whose isolate ran out of memory. */
+class HeapLimit extends Error {}
 
 interface Pending {
   input: unknown;
@@ -44,6 +64,65 @@ const BATCH = 32;
 interface Loaded {
   isolate: IvmNs.Isolate;
   run: RunRef;
+  /** The call queue: calls on one isolate run one after the other, so CPU time is per call. */
+  tail: Promise<unknown>;
+}
+
+/**
+ * Runs `fn` on the isolate under a CPU-time limit (watched, the isolate disposed past it) and a
+ * wall-clock safety net. Queued behind the isolate's previous call; the limits start when it runs.
+ */
+function limited<T>(isolate: IvmNs.Isolate, holder: { tail: Promise<unknown> } | undefined, cpuMs: number, fn: (wallMs: number) => Promise<T>): Promise<T> {
+  const wallMs = cpuMs * WALL_FACTOR + WALL_SLACK_MS;
+  const go = async (): Promise<T> => {
+    if (isolate.isDisposed) return fn(wallMs); // rejects: the caller sees a disposed isolate
+    // The call's CPU time is read as the smaller of two upper bounds: isolate.cpuTime's growth
+    // (isolated-vm times a running call by the wall clock, so it is at least the CPU time) and
+    // the whole process's CPU time since the call began (getrusage: this isolate's thread plus
+    // whatever else the server did meanwhile). On a host busy with other processes the second
+    // is close to the isolate's own; with many calls running in this server at once it counts
+    // theirs too, so the limit can only come early, never late.
+    const cpu0 = isolate.cpuTime;
+    const proc0 = process.cpuUsage();
+    const procUsed = () => {
+      const d = process.cpuUsage(proc0);
+      return (d.user + d.system) / 1000;
+    };
+    const used = () => Math.min(isolate.isDisposed ? Infinity : Number(isolate.cpuTime - cpu0) / 1e6, procUsed());
+    let killed = "";
+    const every = Math.max(5, Math.min(100, Math.floor(cpuMs / 5)));
+    const watch = setInterval(() => {
+      if (!isolate.isDisposed && used() > cpuMs) {
+        killed = ` (stopped at ${Math.round(used())} ms)`;
+        isolate.dispose();
+      }
+    }, every);
+    const t0 = performance.now();
+    let out: T;
+    try {
+      const applied = fn(wallMs);
+      applied.catch(() => {});
+      out = await Promise.race([applied, ignoredTermination(wallMs + GRACE_MS)]);
+    } catch (e) {
+      const msg = messageOf(e);
+      if (/memory limit/i.test(msg)) throw new HeapLimit(msg);
+      if (killed) throw new CpuLimit(`used more than ${cpuMs} ms of CPU${killed}`);
+      if (/timed out|ignored termination/i.test(msg)) {
+        const cpu = used();
+        if (cpu >= cpuMs) throw new CpuLimit(`used more than ${cpuMs} ms of CPU`);
+        throw new WallLimit(`ran ${Math.round(performance.now() - t0)} ms of wall time (the safety net) with ${Math.round(cpu)} ms of CPU: the host is overloaded`);
+      }
+      throw e;
+    } finally {
+      clearInterval(watch);
+    }
+    if (used() > cpuMs) throw new CpuLimit(`used ${Math.round(used())} ms of CPU, more than ${cpuMs} ms`);
+    return out;
+  };
+  if (!holder) return go();
+  const p = holder.tail.then(go, go);
+  holder.tail = p.catch(() => {});
+  return p;
 }
 
 let ivmP: Promise<Ivm> | undefined;
@@ -53,7 +132,7 @@ function loadIvm(): Promise<Ivm> {
 }
 
 export class CustomRunner {
-  private readonly warm = new Map<string, Promise<Loaded>>();
+  private readonly loadedBy = new Map<string, Promise<Loaded>>();
 
   constructor(private readonly limits: RunnerLimits) {}
 
@@ -88,7 +167,7 @@ export class CustomRunner {
       this.busy.set(key, (this.busy.get(key) ?? 0) + 1);
       void this.runChunk(key, q.compiled, chunk).finally(() => {
         const b = (this.busy.get(key) ?? 1) - 1;
-        if (b <= 0 && !this.warm.has(key)) this.busy.delete(key);
+        if (b <= 0 && !this.loadedBy.has(key)) this.busy.delete(key);
         else this.busy.set(key, b);
       });
     }
@@ -126,9 +205,8 @@ export class CustomRunner {
     }
     let raw: unknown;
     try {
-      const applied = loaded.run.apply(undefined, [JSON.stringify(chunk.map((c) => c.input)), true], { timeout: this.limits.timeoutMs, result: { copy: true } });
-      applied.catch(() => {});
-      raw = await Promise.race([applied, ignoredTermination(this.limits.timeoutMs + GRACE_MS)]);
+      const input = JSON.stringify(chunk.map((c) => c.input));
+      raw = await limited(loaded.isolate, loaded, this.limits.timeoutMs, (wall) => loaded.run.apply(undefined, [input, true], { timeout: wall, result: { copy: true } }));
     } catch {
       // Time-out, memory or a retired isolate: every item again on its own, with its own limits.
       this.drop(key, loaded);
@@ -166,18 +244,20 @@ export class CustomRunner {
     const { timeoutMs, memoryMb } = this.limits;
     let raw: unknown;
     try {
-      const applied = loaded.run.apply(undefined, [JSON.stringify(input)], { timeout: timeoutMs, result: { copy: true } });
-      applied.catch(() => {});
-      raw = await Promise.race([applied, ignoredTermination(timeoutMs + GRACE_MS)]);
+      const json = JSON.stringify(input);
+      raw = await limited(loaded.isolate, loaded, timeoutMs, (wall) => loaded.run.apply(undefined, [json], { timeout: wall, result: { copy: true } }));
     } catch (e) {
       const msg = messageOf(e);
+      const timedOut = e instanceof CpuLimit || e instanceof WallLimit || e instanceof HeapLimit;
       // Queued behind a call that retired this isolate (time-out, RegExp change): run it afresh.
-      if (this.retired.has(loaded) && !/timed out|ignored termination/i.test(msg)) {
+      if (this.retired.has(loaded) && !timedOut) {
         return tries > 0 ? this.scoreOn(key, compiled, input, tries - 1) : { ok: false, message: RETIRED };
       }
       this.drop(key, loaded);
-      if (/timed out|ignored termination/i.test(msg)) return { ok: false, message: `timed out: score ran past ASSAY_CUSTOM_TIMEOUT_MS (${timeoutMs} ms)` };
-      if (/memory limit|disposed/i.test(msg)) return { ok: false, message: `ran out of memory: the isolate's heap limit is ASSAY_CUSTOM_MEMORY_MB (${memoryMb} MiB)` };
+      // A heap near its limit spends its CPU collecting garbage: a memory bomb may end here too.
+      if (e instanceof CpuLimit) return { ok: false, message: `timed out: score ${msg}, past ASSAY_CUSTOM_TIMEOUT_MS (a heap kept near ASSAY_CUSTOM_MEMORY_MB, ${memoryMb} MiB, uses it up collecting garbage)` };
+      if (e instanceof WallLimit) return { ok: false, message: `timed out: score ${msg}` };
+      if (e instanceof HeapLimit || /memory limit|disposed/i.test(msg)) return { ok: false, message: `ran out of memory: the isolate's heap limit is ASSAY_CUSTOM_MEMORY_MB (${memoryMb} MiB)` };
       return { ok: false, message: `the sandbox failed: ${msg}` };
     }
     // The item changed RegExp / RegExp.prototype: its own result stands, the isolate retires;
@@ -190,34 +270,57 @@ export class CustomRunner {
   }
 
   private load(key: string, compiled: string): Promise<Loaded> {
-    let p = this.warm.get(key);
+    let p = this.loadedBy.get(key);
     if (p) {
-      this.warm.delete(key); // most recently used goes last
-      this.warm.set(key, p);
+      this.loadedBy.delete(key); // most recently used goes last
+      this.loadedBy.set(key, p);
       return p;
     }
     p = this.make(compiled).then((l) => {
-      if (this.warm.get(key) === p) this.made.set(key, l);
+      if (this.loadedBy.get(key) === p) this.made.set(key, l);
       return l;
     });
-    this.warm.set(key, p);
-    while (this.warm.size > this.limits.isolates) {
-      this.drop(this.warm.keys().next().value!);
+    this.loadedBy.set(key, p);
+    while (this.loadedBy.size > this.limits.isolates) {
+      this.drop(this.loadedBy.keys().next().value!);
     }
     return p;
   }
 
-  private async make(compiled: string): Promise<Loaded> {
+  /**
+   * Loads the version's isolate (the first slot) unless it is loaded: warm-up, which the verifier
+   * awaits with the item's clock stopped. Never rejects; a failure shows on the item's call.
+   */
+  warm(name: string, compiled: string): Promise<void> {
+    return this.load(`${name}#0`, compiled).then(() => undefined, () => undefined);
+  }
+
+  /**
+   * Loads run one after another, with a turn of the event loop between (creating an isolate
+   * blocks the loop a few ms), so 24 cold verifiers neither hold /healthz nor share the process
+   * CPU time that bounds each load's limit (see limited()).
+   */
+  private creating: Promise<unknown> = Promise.resolve();
+
+  private make(compiled: string): Promise<Loaded> {
+    const p = this.creating.then(() => new Promise<void>((r) => setImmediate(r))).then(() => this.makeNow(compiled));
+    this.creating = p.catch(() => {});
+    return p;
+  }
+
+  private async makeNow(compiled: string): Promise<Loaded> {
     const ivm = await loadIvm();
     const isolate = new ivm.Isolate({ memoryLimit: this.limits.memoryMb });
     try {
       const context = await isolate.createContext();
-      const prepare = (await context.eval(BOOTSTRAP, { reference: true, timeout: 5000 })) as IvmNs.Reference<(src: string) => unknown>;
-      const run = (await prepare.apply(undefined, [compiled], { timeout: Math.max(1000, this.limits.timeoutMs), arguments: { copy: true }, result: { reference: true } })) as unknown as RunRef;
+      const cpuMs = Math.max(LOAD_CPU_MS, this.limits.timeoutMs);
+      const prepare = (await limited(isolate, undefined, cpuMs, (wall) => context.eval(BOOTSTRAP, { reference: true, timeout: wall }))) as IvmNs.Reference<(src: string) => unknown>;
+      const run = (await limited(isolate, undefined, cpuMs, (wall) => prepare.apply(undefined, [compiled], { timeout: wall, arguments: { copy: true }, result: { reference: true } }))) as unknown as RunRef;
       if (run.typeof !== "function") throw new Error("the module did not load");
-      return { isolate, run };
+      return { isolate, run, tail: Promise.resolve() };
     } catch (e) {
       if (!isolate.isDisposed) isolate.dispose();
+      if (e instanceof CpuLimit) throw new Error(`timed out: loading the module ${e.message} (loading may take ${Math.max(LOAD_CPU_MS, this.limits.timeoutMs)} ms of CPU)`);
       throw e;
     }
   }
@@ -228,13 +331,13 @@ export class CustomRunner {
       this.retired.add(loaded);
       if (!loaded.isolate.isDisposed) loaded.isolate.dispose();
       if (this.made.get(key) === loaded) {
-        this.warm.delete(key);
+        this.loadedBy.delete(key);
         this.made.delete(key);
       }
       return;
     }
-    const p = this.warm.get(key);
-    this.warm.delete(key);
+    const p = this.loadedBy.get(key);
+    this.loadedBy.delete(key);
     this.made.delete(key);
     p?.then((l) => {
       this.retired.add(l);
@@ -248,8 +351,8 @@ export class CustomRunner {
   private readonly retired = new WeakSet<Loaded>();
 
   async close(): Promise<void> {
-    const all = [...this.warm.values()];
-    this.warm.clear();
+    const all = [...this.loadedBy.values()];
+    this.loadedBy.clear();
     await Promise.allSettled(all.map((p) => p.then((l) => !l.isolate.isDisposed && l.isolate.dispose())));
   }
 }

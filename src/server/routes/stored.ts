@@ -82,7 +82,7 @@ export function storedRoutes({ runtime, body }: RouteDeps): Router {
     if (Buffer.byteLength(input.source) > max) throw new HttpError(413, `source is ${Buffer.byteLength(input.source)} bytes, over ASSAY_CUSTOM_MAX_SOURCE (${max})`, "source");
     let content;
     try {
-      content = await compileCustom(input);
+      content = await compileCustom(input, { timeoutMs: runtime.config.custom.compileMs });
     } catch (err) {
       if (err instanceof Invalid) throw new HttpError(400, `request ${err.message}`, "source");
       throw err;
