@@ -90,11 +90,12 @@ function readDocFile(name: string, work: string): Buffer {
 }
 
 async function send(base: string, r: DocRequest, work: string): Promise<{ status: number; text: string }> {
-  let body: string | Buffer | FormData | undefined;
+  let body: string | FormData | undefined;
   if (r.body && "text" in r.body) body = r.body.text;
   else if (r.body && "file" in r.body) {
     const raw = readDocFile(r.body.file, work);
-    body = r.body.stripNewlines ? raw.toString("utf8").replace(/[\r\n]/g, "") : raw;
+    // The example files are text; --data-binary sends them as they are, -d without newlines.
+    body = r.body.stripNewlines ? raw.toString("utf8").replace(/[\r\n]/g, "") : raw.toString("utf8");
   } else if (r.body) {
     const fd = new FormData();
     for (const [k, v] of r.body.form) {
