@@ -35,7 +35,7 @@ describe("reading examples out of Markdown", () => {
     const md = [
       "```bash", "curl -s localhost:8787/reward -H 'content-type: application/json' -d '{", "  \"verifier\": \"exact\", \"response\": \"it'\\''s\"}'", "```",
       "```json", '{"reward":1}', "```",
-      "```bash", "curl -X POST localhost:8787/reward -d @examples/x.json   # comment", "```",
+      "```bash", "curl -X POST localhost:8787/reward -H 'Content-Type: application/json' -d @examples/x.json   # comment", "```",
     ].join("\n");
     const [a, b] = extractExamples("t.md", md);
     assert.equal(a.line, 1);
@@ -44,10 +44,12 @@ describe("reading examples out of Markdown", () => {
       method: "POST", path: "/reward", headers: { "content-type": "application/json" },
       body: { text: '{\n  "verifier": "exact", "response": "it\'s"}' }, saveTo: undefined,
     });
-    // curl -d without a content type sends form-urlencoded: the example must say application/json.
-    assert.equal(b.requests[0].headers["content-type"], "application/x-www-form-urlencoded");
     assert.deepEqual(b.requests[0].body, { file: "examples/x.json", stripNewlines: true });
     assert.equal(b.reply, undefined);
+    // curl -d without a content type sends form-urlencoded: the example must say application/json.
+    assert.throws(() => extractExamples("t.md", "```sh\ncurl localhost:8787/reward -d '{}'\n```\n"), /t\.md:1: curl -d without -H 'content-type: application\/json'/);
+    // A curl in a block of another language would not run: refused, not ignored.
+    assert.throws(() => extractExamples("t.md", "```console\n$ curl localhost:8787/healthz\n```\n"), /in a ```console block; write it in a ```bash block/);
   });
 
   test("item blocks, '→ reward' lines and text arrow pairs; a placeholder is an error, a skip needs a reason", () => {

@@ -81,6 +81,8 @@ export function extractExamples(file: string, text: string): DocExample[] {
       }
       if (!skip) ex.requests = shellCommands(f.body.join("\n"), at).map((argv) => curlRequest(argv, at));
       out.push(ex);
+    } else if (f.body.some((l) => /^\s*(\$\s*)?curl\s/.test(l))) {
+      throw new Error(`${at}: a curl command in a \`\`\`${f.lang || "(no language)"} block; write it in a \`\`\`bash block so it runs with the others`);
     } else if (f.lang === "json" && f.body.some((l) => l.includes('"verifier"'))) {
       const ex: DocExample = { file, line: f.start + 1, kind: "item", requests: [], skip };
       const after = lines[f.end + 1]?.trim() ?? "";
@@ -233,8 +235,11 @@ export function curlRequest(argv: string[], at: string): DocRequest {
     if (body) throw new Error(`${at}: -d and -F together`);
     body = { form };
   }
-  // curl's own defaults: -d/-F make a POST; -d without a content type says form-urlencoded.
-  if (body && "text" in body || body && "file" in body) headers["content-type"] ??= "application/x-www-form-urlencoded";
+  // curl's own defaults: -d/-F make a POST; -d without a content type says form-urlencoded,
+  // which no route takes (state-changing routes answer 415 to it).
+  if (body && ("text" in body || "file" in body) && !headers["content-type"]) {
+    throw new Error(`${at}: curl -d without -H 'content-type: application/json' sends application/x-www-form-urlencoded; add the header`);
+  }
   return { method: method ?? (body ? "POST" : "GET"), path: m[1] ?? "/", headers, body, saveTo };
 }
 
