@@ -244,7 +244,7 @@ export function curlRequest(argv: string[], at: string): DocRequest {
 }
 
 /** Keys whose values are timings or generated ids: present, but any value. */
-export const IGNORED_KEYS = new Set(["elapsed_ms", "ms", "sim_ms", "execution_time", "created_at", "updated_at", "items_per_s", "eta_s"]);
+export const IGNORED_KEYS = new Set(["elapsed_ms", "ms", "sim_ms", "execution_time", "created_at", "updated_at", "items_per_s", "eta_s", "uptime_s"]);
 
 /**
  * Where `actual` differs from the documented `doc`: every documented field must be there with
