@@ -87,6 +87,8 @@ describe("rubric UI in Chromium", { skip }, () => {
   });
 
   const status = () => page.getByRole("status");
+  /** The computed text colour of the element with this test id. */
+  const colour = (testId: string) => page.getByTestId(testId).evaluate((e) => getComputedStyle(e).color);
 
   test("the API key is asked for once and kept for the tab", async () => {
     await page.goto(`${server.url}/ui/`);
@@ -132,6 +134,21 @@ describe("rubric UI in Chromium", { skip }, () => {
     await page.getByRole("list", { name: "Stored rubrics" }).getByRole("button", { name: /capital/ }).waitFor();
   });
 
+  test("an empty response is refused in the page, with a message, and never reaches the judge", async () => {
+    await page.getByLabel("Prompt").fill("What is the capital of France?");
+    const responses = page.locator("ol.responses textarea");
+    await responses.nth(0).fill("Paris is the capital of France.");
+    await responses.nth(1).fill("   ");
+    const calls = judge.stats.requests;
+    await page.getByRole("button", { name: "Score responses" }).click();
+    await page.locator("#try-err").waitFor();
+    assert.match(await page.locator("#try-err").innerText(), /Response 2 is empty: write the response to score, or remove it/);
+    assert.equal(await responses.nth(1).getAttribute("aria-invalid"), "true");
+    assert.equal(await page.evaluate(() => document.activeElement?.id), await responses.nth(1).getAttribute("id"));
+    assert.equal(judge.stats.requests, calls, "no judge call for a refused run");
+    assert.equal(await page.getByTestId("reward-1").count(), 0, "nothing was scored");
+  });
+
   test("score two responses and read each criterion's verdict and reason", async () => {
     await page.getByLabel("Prompt").fill("What is the capital of France?");
     const responses = page.locator("ol.responses textarea");
@@ -141,6 +158,10 @@ describe("rubric UI in Chromium", { skip }, () => {
     await page.getByTestId("reward-1").waitFor();
     assert.equal(await page.getByTestId("reward-1").innerText(), "1");
     assert.equal(await page.getByTestId("reward-2").innerText(), "0.25");
+    assert.equal(await page.getByTestId("reward-1").getAttribute("data-grade"), "pass");
+    assert.equal(await page.getByTestId("reward-2").getAttribute("data-grade"), "partial");
+    assert.notEqual(await colour("reward-1"), await colour("reward-2"), "partial credit is not shown as full marks");
+    assert.equal(await page.locator("#try-err").count(), 0, "the empty-response message is gone once every response is written");
     const r2 = page.getByRole("article", { name: "Response 2 result" });
     const paris = r2.locator('tr[data-criterion="c1"]');
     assert.equal(await paris.locator(".verdict").innerText(), "not met");
@@ -173,6 +194,12 @@ describe("rubric UI in Chromium", { skip }, () => {
     await page.getByRole("button", { name: "Score again" }).click();
     await page.getByTestId("was-2").waitFor();
     assert.equal(await page.getByTestId("reward-2").innerText(), "0");
+    // A 0 is a failure: red and labelled so, never the green of a 1.
+    assert.equal(await page.getByTestId("reward-2").getAttribute("data-grade"), "fail");
+    assert.equal(await colour("reward-2"), "rgb(179, 38, 30)");
+    assert.equal(await colour("reward-1"), "rgb(26, 127, 55)");
+    const r2 = page.getByRole("article", { name: "Response 2 result" });
+    assert.equal(await r2.locator(".grade").innerText(), "no credit");
     assert.match(await page.getByTestId("was-2").innerText(), /was 0\.25, -0\.25/);
     assert.match(await page.getByTestId("was-1").innerText(), /was 1, unchanged/);
     assert.equal(await page.locator("li.criterion .field-error").count(), 0, "a clean run clears the refused draft's error");
@@ -249,6 +276,14 @@ describe("rubric UI in Chromium", { skip }, () => {
     await page.getByRole("button", { name: "Score", exact: true }).click();
     await page.getByTestId("pg-reward").waitFor();
     assert.equal(await page.getByTestId("pg-reward").innerText(), "1");
+    assert.equal(await page.getByTestId("pg-reward").getAttribute("data-grade"), "pass");
+    // A wrong answer is a 0, shown as a failure.
+    await page.getByLabel(/^Reference/).fill("0.75");
+    await page.getByRole("button", { name: "Score", exact: true }).click();
+    await page.locator('[data-testid="pg-reward"][data-grade="fail"]').waitFor();
+    assert.equal(await page.getByTestId("pg-reward").innerText(), "0");
+    assert.equal(await colour("pg-reward"), "rgb(179, 38, 30)");
+    await page.getByLabel(/^Reference/).fill("0.5");
     // The options form came from the schema: a boolean with its default, an integer input.
     assert.equal(await page.getByLabel("strip_think").isChecked(), true);
     assert.equal(await page.getByLabel("seed").getAttribute("type"), "number");

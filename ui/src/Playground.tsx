@@ -3,6 +3,7 @@
  * GET /verifiers publishes (a JSON textarea where a shape is too complex for a form), scored
  * through POST /reward/batch, with the result's details.
  */
+import { Reward } from "./Reward";
 import { useMemo, useState } from "react";
 import { errorsOf, scoreBatch, type FieldErrors, type JsonSchema, type RewardResult, type VerifierInfo } from "./api";
 import { FieldError } from "./FieldError";
@@ -207,7 +208,7 @@ function VerifierForm({ v }: { v: VerifierInfo }) {
         {result && (
           <article className={`result ${result.status}`} aria-label="Playground result">
             <h3>
-              Reward <output className="reward" data-testid="pg-reward">{result.reward === null ? "—" : String(result.reward)}</output>
+              Reward <Reward value={result.reward} text={result.reward === null ? "—" : String(result.reward)} testId="pg-reward" />
               <span className="badge">{result.status}</span> <span className="muted small">{result.elapsed_ms.toFixed(1)} ms</span>
             </h3>
             <p className="reason">{result.reason}</p>

@@ -7,6 +7,7 @@ import { useState } from "react";
 import { errorsOf, scoreBatch, type Criterion, type FieldErrors, type RewardResult } from "./api";
 import { contentKey, criteriaOf, typeOf, weightLabel, type Draft } from "./rubric";
 import { FieldError } from "./FieldError";
+import { Reward } from "./Reward";
 
 interface Run {
   results: RewardResult[];
@@ -41,6 +42,13 @@ export function TryIt({ draft, onCriteriaErrors }: { draft: Draft; onCriteriaErr
   const stale = runs.current !== undefined && runs.current.rubric !== now;
 
   async function score() {
+    // An empty response would cost judge calls to learn nothing: say what to do instead.
+    const empty = responses.findIndex((r) => r.text.trim() === "");
+    if (empty >= 0) {
+      setErrors({ response: `Response ${empty + 1} is empty: write the response to score, or remove it.` });
+      document.getElementById(`try-resp-${responses[empty].key}`)?.focus();
+      return;
+    }
     setBusy(true);
     setErrors({});
     const reference = { criteria, ...(referenceAnswer ? { reference_answer: referenceAnswer } : {}) };
@@ -98,7 +106,7 @@ export function TryIt({ draft, onCriteriaErrors }: { draft: Draft; onCriteriaErr
             {responses.map((r, i) => (
               <li key={r.key}>
                 <label htmlFor={`try-resp-${r.key}`}>Response {i + 1}</label>
-                <textarea id={`try-resp-${r.key}`} rows={3} value={r.text} onChange={(e) => setResponses(responses.map((x) => (x.key === r.key ? { ...x, text: e.target.value } : x)))} />
+                <textarea id={`try-resp-${r.key}`} rows={3} value={r.text} aria-invalid={errors.response && r.text.trim() === "" ? true : undefined} aria-describedby={errors.response && r.text.trim() === "" ? "try-err" : undefined} onChange={(e) => setResponses(responses.map((x) => (x.key === r.key ? { ...x, text: e.target.value } : x)))} />
                 <button type="button" className="danger" disabled={responses.length === 1} onClick={() => setResponses(responses.filter((x) => x.key !== r.key))} aria-label={`Remove response ${i + 1}`}>Remove</button>
               </li>
             ))}
@@ -131,7 +139,7 @@ function Results({ run, previous }: { run: Run; previous?: Run }) {
         return (
           <article key={i} className={`result ${r.status}`} aria-label={`Response ${i + 1} result`}>
             <h4>
-              Response {i + 1}: reward <output className="reward" data-testid={`reward-${i + 1}`}>{fmt(r.reward)}</output>
+              Response {i + 1}: reward <Reward value={r.reward} text={fmt(r.reward)} testId={`reward-${i + 1}`} />
               {before && (
                 <span className="was" data-testid={`was-${i + 1}`}>
                   {" "}(was {fmt(before.reward)}{delta !== undefined && delta !== 0 ? `, ${delta > 0 ? "+" : ""}${fmt(delta)}` : delta === 0 ? ", unchanged" : ""})

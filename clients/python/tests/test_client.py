@@ -39,6 +39,16 @@ def test_reward_one_item(assay_url):
     assert full["id"] == "q" and full["status"] == "ok" and full["reason"]
 
 
+def test_the_readme_shows_what_the_client_returns(assay_url):
+    """README.md's `c.reward(...)   # 1` line, run: the value and its Python type (an int for a JSON 1)."""
+    import re
+    from pathlib import Path
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    m = re.search(r"^c\.reward\((\{.*\})\)\s+# (\S+)$", readme, re.M)
+    assert m, "README.md has the c.reward(...) example"
+    assert repr(AssayClient(assay_url).reward(json.loads(m.group(1)))) == m.group(2)
+
+
 def test_a_malformed_single_item_raises_and_names_the_field(assay_url):
     with pytest.raises(AssayError) as e:
         AssayClient(assay_url).reward({"verifier": "exact", "response": "x", "reference": {"not": "a string"}})
