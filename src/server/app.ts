@@ -16,6 +16,7 @@ import { routeDeps } from "./http.js";
 import { declaredBodyTypes, sameOriginWrites } from "./origin.js";
 import { ROUTES } from "./routes/index.js";
 import { uiRoutes } from "./routes/ui.js";
+import { referenceRoutes } from "./routes/meta.js";
 
 export interface AppHandle {
   app: express.Express;
@@ -41,8 +42,10 @@ export function createApp(runtime: Runtime): AppHandle {
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok", verifiers: registry.names(), inflight: limiter.inflight, uptime_s: (Date.now() - started) / 1000 });
   });
-  // The UI's static files are public (a page load cannot carry a bearer token); its API calls are not.
+  // The UI's static files and the API reference are public (a page load cannot carry a bearer
+  // token); the API calls they make are not, and carry the key the user types in the page.
   app.use(uiRoutes());
+  app.use(referenceRoutes(registry));
   app.use(bearerAuth(config.apiKeys, metrics));
   // A body is parsed only as a type openapi.yaml declares for its operation (415 otherwise).
   app.use(declaredBodyTypes());
