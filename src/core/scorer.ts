@@ -76,9 +76,12 @@ export class Scorer {
         if (sandboxed) this.waitingSandboxItems++;
         return limit(async () => {
           if (sandboxed) this.waitingSandboxItems--;
-          if (now() - since > BATCH_SLICE_MS) {
+          // Every item that waited resumes in the same turn: the first one back opens a new
+          // slice, and the rest wait for another turn once that slice is spent.
+          while (now() - since > BATCH_SLICE_MS) {
+            const spent = since;
             await new Promise<void>((resolve) => setImmediate(resolve));
-            since = now();
+            if (since === spent) since = now();
           }
           return this.score(it, inner);
         });

@@ -28,7 +28,7 @@ export class JobRequestError extends Error {
 /** Items written to the store per transaction while an upload streams in. */
 const UPLOAD_SLICE = 2000;
 /** ... and at most this many characters of items, so one transaction stays short whatever the item sizes. */
-const UPLOAD_SLICE_CHARS = 1024 ** 2;
+const UPLOAD_SLICE_CHARS = 256 * 1024;
 /** How often the Redis coordinator looks for finished chunks while jobs run, ms. */
 const POLL_MS = 100;
 /** A running job on Redis with no progress for this long has its missing chunks queued again, ms. */
