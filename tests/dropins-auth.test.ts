@@ -11,6 +11,7 @@ import request from "supertest";
 import { loadConfig } from "../src/core/config.js";
 import { createRuntime } from "../src/core/runtime.js";
 import { createApp } from "../src/server/app.js";
+import { decodeAll } from "../src/server/auth.js";
 
 const KEY = "s3cret-key_42";
 
@@ -52,5 +53,77 @@ describe("API key in the path for the drop-in routes", () => {
     const config = loadConfig({ ASSAY_LOG_LEVEL: "silent", ASSAY_SANDBOX: "none" });
     const open = createApp(await createRuntime(config, { log: pino({ level: "silent" }) })).app;
     await request(open).post(`/k/anything/get_reward?verifier=exact`).send(body).expect(200);
+  });
+});
+
+/** Sends `path` byte for byte (no client normalisation) to the app on a loopback port. */
+async function rawPost(app: import("express").Express, paths: string[]): Promise<number[]> {
+  const { request: httpRequest } = await import("node:http");
+  const server = await new Promise<import("node:http").Server>((r) => { const s = app.listen(0, "127.0.0.1", () => r(s)); });
+  const port = (server.address() as { port: number }).port;
+  const statuses: number[] = [];
+  for (const path of paths) {
+    statuses.push(await new Promise<number>((resolve, reject) => {
+      const req = httpRequest({ host: "127.0.0.1", port, path, method: "POST", headers: { "content-type": "application/json" } }, (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode!));
+      });
+      req.on("error", reject);
+      req.end(JSON.stringify(body));
+    }));
+  }
+  server.closeAllConnections();
+  server.close();
+  return statuses;
+}
+
+const every = (s: string) => [...Buffer.from(s)].map((b) => "%" + b.toString(16).padStart(2, "0")).join("");
+
+describe("a key in the URL never reaches the log, whatever its encoding", () => {
+  const spellings = [
+    `/k/${KEY}%2fget_reward?verifier=exact`,
+    `/k/${KEY}%2Fget_reward`,
+    `/k/${every(KEY)}%2fget_reward`,
+    `/k/${KEY}%252fget_reward`,
+    `/k/${every(KEY)}`,
+    `/k/${KEY}`,
+    `/K/${KEY}/get_reward`,
+    `/%6b/${KEY}/get_reward`,
+    `/%6B/${every(KEY)}/get_reward`,
+    `//k/${KEY}/get_reward`,
+    `/k//${KEY}/get_reward`,
+    `/k/${encodeURIComponent(KEY + "/x")}/reward`,
+    `/get_reward?verifier=exact&key=${every(KEY)}`,
+    `/reward/${KEY}`,
+  ];
+
+  test("with ASSAY_API_KEYS set: each spelling is answered and logged, the key masked", async () => {
+    const { app, lines } = await appWithLog();
+    const statuses = await rawPost(app, spellings);
+    assert.ok(statuses.every((s) => s === 401 || s === 404), statuses.join(","));
+    await new Promise((r) => setTimeout(r, 50));
+    const log = lines.join("");
+    assert.equal(lines.length, spellings.length, "one line per request");
+    for (const line of lines) {
+      assert.ok(!decodeAll(line).includes(KEY), `key logged: ${line}`);
+      assert.ok(!line.toLowerCase().includes(every(KEY).slice(0, 12).toLowerCase()), `encoded key logged: ${line}`);
+    }
+    assert.ok(log.includes('"url":"/k/(key)"'), "the shape of the URL is kept where it is safe");
+  });
+
+  test("with no keys configured, a /k/<key> URL's key is masked as well (it may be another server's key)", async () => {
+    const lines: string[] = [];
+    const sink = new Writable({ write(chunk, _enc, cb) { lines.push(String(chunk)); cb(); } });
+    const runtime = await createRuntime(loadConfig({ ASSAY_LOG_LEVEL: "info", ASSAY_SANDBOX: "none" }), { log: pino({ level: "info" }, sink) });
+    const statuses = await rawPost(createApp(runtime).app, spellings.slice(0, 11));
+    assert.ok(statuses.every((s) => s === 404), statuses.join(","));
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(lines.length, 11);
+    for (const line of lines) assert.ok(!decodeAll(line).includes(KEY), `key logged: ${line}`);
+  });
+
+  test("decodeAll undoes nested percent-encoding and leaves malformed escapes", () => {
+    assert.equal(decodeAll("/a%252Fb%2"), "/a/b%2");
+    assert.equal(decodeAll(every("é/ü")), "é/ü");
   });
 });

@@ -128,6 +128,24 @@ function list(env: string, doc: string, sep = ","): Setting<string[]> {
   return setting(env, [] as string[], doc, (raw) => raw.split(sep).map((s) => s.trim()).filter(Boolean), "(none)");
 }
 
+/** ASSAY_ALLOWED_ORIGINS: comma-separated origins (`scheme://host[:port]`), `null`, or `*`. */
+function originList(env: string, doc: string): Setting<string[]> {
+  return setting(env, [] as string[], doc, (raw) =>
+    raw.split(",").map((s) => s.trim()).filter(Boolean).map((entry) => {
+      if (entry === "*" || entry === "null") return entry;
+      let u: URL;
+      try {
+        u = new URL(entry);
+      } catch {
+        throw new ConfigError(`has ${JSON.stringify(entry)}, which is not an origin; write it as the browser shows it, e.g. https://ui.example.com or http://localhost:5173`);
+      }
+      if ((u.protocol !== "http:" && u.protocol !== "https:") || u.origin !== entry.replace(/\/+$/, "").toLowerCase()) {
+        throw new ConfigError(`has ${JSON.stringify(entry)}, which is not an origin (scheme://host[:port], no path); e.g. https://ui.example.com`);
+      }
+      return u.origin;
+    }), "(none)");
+}
+
 /** ASSAY_SQL_POSTGRES: comma-separated `id=postgres://...` (or a bare URL: id = its database name). */
 function postgresList(env: string, doc: string): Setting<{ id: string; url: string }[]> {
   return setting(env, [] as { id: string; url: string }[], doc, (raw) =>
@@ -152,7 +170,8 @@ function postgresList(env: string, doc: string): Setting<{ id: string; url: stri
 export const SETTINGS = {
   host: str("ASSAY_HOST", "127.0.0.1", "address to listen on (`0.0.0.0` in the Docker image; `serve --host` overrides)"),
   port: int("ASSAY_PORT", 8787, "port to listen on; 0 picks a free one (`serve --port` overrides)", 0, 65535),
-  apiKeys: list("ASSAY_API_KEYS", "comma-separated keys; when set, every route but `/healthz` needs `Authorization: Bearer <key>`; the drop-in routes (`/get_reward`, `/run_code`, NeMo-Gym's) also take it in the path, `/k/<key>/get_reward`, for trainers that send no headers"),
+  apiKeys: list("ASSAY_API_KEYS", "comma-separated keys; when set, every route but `/healthz` and the pages (`/ui`, `/docs`, `/openapi.yaml`: public, they take the key in the page) needs `Authorization: Bearer <key>`; the drop-in routes (`/get_reward`, `/run_code`, NeMo-Gym's) also take it in the path, `/k/<key>/get_reward`, for trainers that send no headers"),
+  allowedOrigins: originList("ASSAY_ALLOWED_ORIGINS", "origins (comma-separated `https://host[:port]`; `*` for any) whose web pages may send writes (POST/PUT/PATCH/DELETE) to this server, and get CORS answers; a browser request from any other origin is refused (403), the server's own origin (the UI, `/docs`) is always allowed. Clients that send no `Origin` (trainers, curl) are not affected"),
   maxBodyBytes: size("ASSAY_MAX_BODY", 8 * 1024 ** 2, "largest request body (413 past it)", "`8mb`"),
   maxDepth: int("ASSAY_MAX_DEPTH", 64, "deepest JSON nesting accepted in a body (400 past it)", 2),
   maxBatch: int("ASSAY_MAX_BATCH", 4096, "most items in one batch (413 past it)", 1),

@@ -48,13 +48,20 @@ export function describeErrors(errors: ErrorObject[] | null | undefined, root = 
     where += `/${(e.params as any).missingProperty}`;
     msg = "is required";
   }
-  else if (e.keyword === "additionalProperties") msg = `has unknown field ${JSON.stringify((e.params as any).additionalProperty)}`;
+  else if (e.keyword === "additionalProperties") msg = `has unknown field ${JSON.stringify((e.params as any).additionalProperty)}; remove it or fix its spelling (the schemas are in GET /openapi.yaml)`;
   else if (e.keyword === "enum") msg = `must be one of ${JSON.stringify((e.params as any).allowedValues)}`;
   return where ? `at ${where}: ${msg}` : msg;
 }
 
 /** The field a one-line reason blames ("at /items/3/response: ..." -> "items.3.response"). */
 export function fieldOf(reason: string): string | undefined {
+  // An unknown field is blamed on itself: "at /items/0: has unknown field \"x\"" -> "items.0.x".
+  const unknown = /^(?:\w+ )?(?:at (\S+): )?has unknown field ("(?:[^"\\]|\\.)*")/.exec(reason);
+  if (unknown) {
+    const at = (unknown[1] ?? "").replace(/^\//, "").replaceAll("/", ".");
+    const name = JSON.parse(unknown[2]!) as string;
+    return at ? `${at}.${name}` : name;
+  }
   const m = /^(?:\w+ )?at (\S+):/.exec(reason);
   return m ? m[1].replace(/^\//, "").replaceAll("/", ".") || undefined : undefined;
 }

@@ -36,6 +36,8 @@ export interface ScoreOptions {
 }
 
 const now = () => performance.now();
+/** Longest a batch scores before the event loop takes a turn, ms (see scoreBatch). */
+const BATCH_SLICE_MS = 8;
 
 /** The shared pools whose backlog admission checks: the sandbox's slots, the SQL engines' processes and connections. */
 export type SharedPool = "sandbox" | "sql";
@@ -67,14 +69,25 @@ export class Scorer {
   async scoreBatch(items: unknown[], o: ScoreOptions = {}): Promise<RewardResult[]> {
     const limit = pLimit(this.opts.batchConcurrency);
     const { signal, release } = fanOut(o.signal);
+    // Bounded slices: items that finish at once (exact, regex...) chain as microtasks, and a
+    // batch or a job's chunk of thousands would hold the event loop from start to end; the loop
+    // takes a turn whenever the batch has run BATCH_SLICE_MS since the last one.
+    let since = now();
     try {
       const inner = { ...o, signal };
       return await Promise.all(items.map((it) => {
         // An item waiting here for its turn is work its pools will get: admission counts it.
         const pools = POOLS.filter((p) => this.uses(it, p));
         for (const p of pools) this.waitingItems[p]++;
-        return limit(() => {
+        return limit(async () => {
           for (const p of pools) this.waitingItems[p]--;
+          // Every item that waited resumes in the same turn: the first one back opens a new
+          // slice, and the rest wait for another turn once that slice is spent.
+          while (now() - since > BATCH_SLICE_MS) {
+            const spent = since;
+            await new Promise<void>((resolve) => setImmediate(resolve));
+            if (since === spent) since = now();
+          }
           return this.score(it, inner);
         });
       }));

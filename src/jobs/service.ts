@@ -31,6 +31,8 @@ const UPLOAD_SLICE = 2000;
 const DELETE_SLICE = 5_000;
 /** How often finished jobs are checked against ASSAY_JOB_RETENTION_DAYS, ms. */
 const SWEEP_MS = 3_600_000;
+/** ... and at most this many characters of items, so one transaction stays short whatever the item sizes. */
+const UPLOAD_SLICE_CHARS = 256 * 1024;
 /** How often the Redis coordinator looks for finished chunks while jobs run, ms. */
 const POLL_MS = 100;
 /** A running job on Redis with no progress for this long has its missing chunks queued again, ms. */
@@ -87,6 +89,7 @@ export class JobService {
     this.jobs.create(id, options);
     let n = 0;
     let slice: { item: string; group: string | null }[] = [];
+    let sliceBytes = 0;
     try {
       for await (const entry of source) {
         let text: string;
@@ -106,9 +109,12 @@ export class JobService {
         }
         if (++n > max) throw new JobRequestError(413, `job is over the limit of ${max} items; split the dataset (or raise ASSAY_JOB_MAX_ITEMS)`);
         slice.push({ item: text, group: groupOf(parsed, options.group_by) });
-        if (slice.length >= UPLOAD_SLICE) {
+        sliceBytes += text.length;
+        // Stored a slice at a time, each slice bounded in items and in size (one transaction each).
+        if (slice.length >= UPLOAD_SLICE || sliceBytes >= UPLOAD_SLICE_CHARS) {
           this.jobs.addItems(id, n - slice.length, slice);
           slice = [];
+          sliceBytes = 0;
         }
       }
       if (slice.length) this.jobs.addItems(id, n - slice.length, slice);

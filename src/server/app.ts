@@ -10,11 +10,13 @@ import type { Config } from "../core/config.js";
 import type { Runtime } from "../core/runtime.js";
 import { Metrics } from "./metrics.js";
 import { HttpError } from "./errors.js";
-import { bearerAuth, keyFromPath } from "./auth.js";
+import { bearerAuth, keyFromPath, loggedUrl } from "./auth.js";
 import { InflightLimiter } from "./limits.js";
 import { routeDeps } from "./http.js";
+import { declaredBodyTypes, sameOriginWrites } from "./origin.js";
 import { ROUTES } from "./routes/index.js";
 import { uiRoutes } from "./routes/ui.js";
+import { referenceRoutes } from "./routes/meta.js";
 
 export interface AppHandle {
   app: express.Express;
@@ -33,14 +35,20 @@ export function createApp(runtime: Runtime): AppHandle {
   app.set("etag", false);
 
   app.use(keyFromPath()); // before the logger: a key in the URL is never logged
-  app.use(requestLog(log));
+  app.use(requestLog(log, config.apiKeys));
   app.use(requestMetrics(metrics));
+  // No cross-site writes: another origin's page may not POST here (preflights for the allowed ones).
+  app.use(sameOriginWrites(config.allowedOrigins));
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok", verifiers: registry.names(), inflight: limiter.inflight, uptime_s: (Date.now() - started) / 1000 });
   });
-  // The UI's static files are public (a page load cannot carry a bearer token); its API calls are not.
+  // The UI's static files and the API reference are public (a page load cannot carry a bearer
+  // token); the API calls they make are not, and carry the key the user types in the page.
   app.use(uiRoutes());
+  app.use(referenceRoutes(registry));
   app.use(bearerAuth(config.apiKeys, metrics));
+  // A body is parsed only as a type openapi.yaml declares for its operation (415 otherwise).
+  app.use(declaredBodyTypes());
   const deps = routeDeps(runtime, metrics, limiter);
   for (const routes of ROUTES) app.use(routes(deps));
   app.use((req, _res, next) => {
@@ -51,7 +59,7 @@ export function createApp(runtime: Runtime): AppHandle {
 }
 
 /** One log line per request, with a request id (echoed as X-Request-Id). */
-function requestLog(log: Logger): RequestHandler {
+function requestLog(log: Logger, keys: readonly string[]): RequestHandler {
   return pinoHttp({
     logger: log,
     genReqId: (req, res) => {
@@ -62,7 +70,7 @@ function requestLog(log: Logger): RequestHandler {
     },
     customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? "error" : res.statusCode >= 400 ? "warn" : "info"),
     serializers: {
-      req: (req) => ({ id: req.id, method: req.method, url: req.url }),
+      req: (req) => ({ id: req.id, method: req.method, url: loggedUrl(req.url, keys) }),
       res: (res) => ({ statusCode: res.statusCode }),
     },
     autoLogging: { ignore: (req) => req.url === "/healthz" || req.url === "/metrics" },
@@ -117,6 +125,8 @@ function rejectReason(status: number): string {
   switch (status) {
     case 400: return "malformed";
     case 401: return "unauthorised";
+    case 403: return "forbidden_origin";
+    case 415: return "unsupported_type";
     case 404: return "not_found";
     case 413: return "too_large";
     case 429: return "busy";

@@ -25,25 +25,61 @@ const keyOf = new WeakMap<Request, string>();
  */
 export function keyFromPath(): RequestHandler {
   return (req, _res, next) => {
-    if (!req.url.startsWith("/k/")) return next();
-    const m = PATH_KEY.exec(req.url);
-    if (!m) return next();
-    if (!KEY_IN_PATH_ROUTES.has(m[2]!)) {
-      // Not a route that takes a key in its path: it 404s, and the key is not logged either.
-      req.url = req.originalUrl = "/k/(key)" + m[2]! + (m[3] ?? "");
+    const m = req.url.startsWith("/k/") ? PATH_KEY.exec(req.url) : null;
+    if (m && KEY_IN_PATH_ROUTES.has(m[2]!)) {
+      let key: string;
+      try {
+        key = decodeURIComponent(m[1]!);
+      } catch {
+        key = m[1]!;
+      }
+      keyOf.set(req, key);
+      req.url = req.originalUrl = m[2]! + (m[3] ?? "");
       return next();
     }
-    let key: string;
-    try {
-      key = decodeURIComponent(m[1]!);
-    } catch {
-      key = m[1]!;
-    }
-    keyOf.set(req, key);
-    req.url = m[2]! + (m[3] ?? "");
-    req.originalUrl = req.url;
+    const masked = maskKeyPath(req.url);
+    if (masked !== req.url) req.url = req.originalUrl = masked; // it 404s, and the key is not logged
     next();
   };
+}
+
+/**
+ * Percent-decodes until nothing changes (a few rounds at most: `%252f` is `%2f` is `/`), leaving
+ * malformed escapes as they are. Only for finding keys: what is served is never decoded twice.
+ */
+export function decodeAll(s: string): string {
+  for (let i = 0; i < 4 && s.includes("%"); i++) {
+    const next = Buffer.from(s.replace(/%([0-9a-fA-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16))), "latin1").toString("utf8");
+    if (next === s) break;
+    s = next;
+  }
+  return s;
+}
+
+/**
+ * A URL shaped like a key in the path that is not served as one (another route, an encoded
+ * slash ending the key, `/K/`, `/%6b/`, `//k/`): everything that could hold the key is masked.
+ * `/k/<key>/<rest>` keeps its rest (what the 404 names); any other spelling keeps nothing.
+ */
+function maskKeyPath(url: string): string {
+  const q = url.indexOf("?");
+  const path = q < 0 ? url : url.slice(0, q);
+  const query = q < 0 ? "" : url.slice(q);
+  if (!/^\/+k\//i.test(decodeAll(path))) return url;
+  const literal = /^\/k\/[^/]+(\/.*)?$/s.exec(path);
+  return literal ? "/k/(key)" + (literal[1] ?? "") + query : "/k/(key)/(withheld)";
+}
+
+/**
+ * The URL as the request log writes it: when any configured key appears in it, in any
+ * percent-encoding, the log gets the decoded URL with each key replaced by `(key)`.
+ */
+export function loggedUrl(url: string, keys: readonly string[]): string {
+  if (keys.length === 0) return url;
+  const decoded = decodeAll(url);
+  let out = decoded;
+  for (const k of keys) if (k && out.includes(k)) out = out.split(k).join("(key)");
+  return out === decoded ? url : out;
 }
 
 export function bearerAuth(keys: string[], _metrics: Metrics): RequestHandler {

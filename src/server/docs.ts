@@ -1,4 +1,4 @@
-/** GET /docs: the API reference rendered by Swagger UI from /openapi.yaml, served offline. */
+/** GET /docs: the API reference rendered by Swagger UI from /openapi.yaml, served offline, public. */
 import express, { Router } from "express";
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
@@ -14,6 +14,8 @@ const page = `<!doctype html>
 <script src="/docs/swagger-ui-bundle.js"></script>
 <script src="/docs/init.js"></script>
 </body></html>`;
+// With ASSAY_API_KEYS set, the Authorize button takes the key; "Try it out" sends it, to the
+// server that served the page (openapi.yaml as served has a relative server URL).
 const init = `window.ui = SwaggerUIBundle({ url: "/openapi.yaml", dom_id: "#api", deepLinking: true });`;
 
 export function docsRouter(): Router {

@@ -40,7 +40,7 @@ const POOLS = Object.keys(BOUNDS) as SharedPool[];
 
 export function routeDeps(runtime: Runtime, metrics: Metrics, limiter: InflightLimiter): RouteDeps {
   const { config } = runtime;
-  const json = express.json({ limit: config.maxBodyBytes, strict: true, type: () => true, verify: depthGuard(config.maxDepth) });
+  const json = express.json({ limit: config.maxBodyBytes, strict: true, type: "application/json", verify: depthGuard(config.maxDepth) });
   const requireObject: RequestHandler = (req, _res, next) => {
     const b = req.body;
     if (b === undefined || b === null || typeof b !== "object" || Array.isArray(b)) {

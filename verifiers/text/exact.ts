@@ -2,7 +2,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { defineVerifier } from "../../src/core/verifier.js";
 import { afterThink } from "../../src/core/completion.js";
-import { asList, normalize } from "./normalize.js";
+import { asList, normalizeSliced } from "./normalize.js";
 import { lastBoxed } from "../../src/core/completion.js";
 
 const Options = Type.Object(
@@ -57,9 +57,11 @@ export const exact = defineVerifier({
       return { reward: 0, reason: `no answer found (extract=${o.extract})`, details: { extracted: null } };
     }
     const n = { caseSensitive: o.case_sensitive, whitespace: o.normalize_whitespace, stripPunctuation: o.strip_punctuation };
-    const got = normalize(answer, n);
+    // Sliced: a 1 MiB completion is normalised a slice at a time, the event loop turning between.
+    const got = await normalizeSliced(answer, n);
     const refs = asList(item.reference);
-    const hit = refs.findIndex((r) => normalize(r, n) === got);
+    let hit = -1;
+    for (let i = 0; i < refs.length && hit < 0; i++) if ((await normalizeSliced(refs[i]!, n)) === got) hit = i;
     return hit >= 0
       ? { reward: 1, reason: "matches the reference", details: { extracted: got, matched: refs[hit] } }
       : { reward: 0, reason: "does not match the reference", details: { extracted: got.slice(0, 512) } };

@@ -8,7 +8,8 @@ import { format, checkFormat } from "./format.js";
 import { lastBoxed } from "../../src/core/completion.js";
 import { InvalidItemError } from "../../src/core/types.js";
 import type { AnyVerifier } from "../../src/core/verifier.js";
-import { verifyDirect } from "../../tests/helpers.js";
+import { verifyDirect, fastestCpu } from "../../tests/helpers.js";
+import { normalize, normalizeSliced, isSpaceCode } from "./normalize.js";
 import { Value } from "@sinclair/typebox/value";
 
 async function reward(v: AnyVerifier, response: string, reference: unknown, options: Record<string, unknown> = {}) {
@@ -143,4 +144,61 @@ test("lastBoxed handles nesting and escapes", () => {
   assert.equal(lastBoxed("\\fbox{x}"), "x");
   assert.equal(lastBoxed("\\boxed{unclosed"), null);
   assert.equal(lastBoxed("\\boxed{\\{1,2\\}}"), "\\{1,2\\}");
+});
+
+describe("normalize on long texts (issue 25: 1 MiB completions stalled the server)", () => {
+  // What normalize meant before it was made linear and sliced: the reference semantics.
+  const reference = (s: string, o: { stripPunctuation?: boolean; caseSensitive?: boolean; whitespace?: boolean } = {}) => {
+    let t = s.normalize("NFKC");
+    if (o.whitespace !== false) t = t.replace(/\s+/gu, " ").trim();
+    if (o.stripPunctuation) {
+      const cps = Array.from(t);
+      let a = 0, b = cps.length;
+      while (a < b && /^[\p{P}\p{S}\s]$/u.test(cps[a]!)) a++;
+      while (b > a && /^[\p{P}\p{S}\s]$/u.test(cps[b - 1]!)) b--;
+      t = cps.slice(a, b).join("");
+    }
+    return o.caseSensitive ? t : t.toLowerCase();
+  };
+  const options = [{}, { stripPunctuation: true }, { whitespace: false, stripPunctuation: true }, { caseSensitive: true }];
+
+  test("isSpaceCode is \\s over the whole BMP", () => {
+    for (let c = 0; c < 0x10000; c++) assert.equal(isSpaceCode(c), /\s/.test(String.fromCharCode(c)), c.toString(16));
+  });
+
+  test("normalize and normalizeSliced agree with the reference on random and long texts", async () => {
+    const alphabet = [" ", "\t", "\n", "\u00a0", "\u3000", "a", "B", ".", "!", "😀", "é", "\u0301", "ﬁ", "  ", "\ud800", "İ"];
+    let seed = 7;
+    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n);
+    for (let k = 0; k < 3000; k++) {
+      let s = "";
+      for (let j = rand(14); j > 0; j--) s += alphabet[rand(alphabet.length)];
+      for (const o of options) assert.equal(normalize(s, o), reference(s, o), JSON.stringify(s));
+    }
+    const long = [
+      "a\n".repeat(40_000),
+      "  Ünïcödé  ＦＵＬＬ　ｗｉｄｔｈ 😀\u00a0\t!".repeat(3000),
+      "!".repeat(50_000) + "x" + " ?".repeat(20_000),
+      Array.from({ length: 70_000 }, (_, i) => alphabet[(i * 7919) % alphabet.length]).join(""),
+    ];
+    for (const s of long) for (const o of options) {
+      const want = reference(s, o);
+      assert.equal(normalize(s, o), want);
+      assert.equal(await normalizeSliced(s, o), want);
+    }
+  });
+
+  test("a 1 MiB completion of whitespace runs is linear and sliced: little CPU, many turns of the loop", async () => {
+    const runs = "a\n".repeat(512 * 1024);
+    let turns = 0;
+    const timer = setInterval(() => turns++, 0);
+    const { out, ms } = await fastestCpu(() => normalizeSliced(runs));
+    clearInterval(timer);
+    assert.equal(out.length, 1024 * 1024 - 1);
+    // Before: ~120-180 ms of CPU in one block on the 2-core test machine; now ~15 ms in 64 slices.
+    assert.ok(ms < 80, `${ms} ms of CPU`);
+    assert.ok(turns >= 16, `the event loop turned ${turns} times`);
+    const stripped = await fastestCpu(() => normalize("x" + "!".repeat(1 << 20), { stripPunctuation: true }));
+    assert.ok(stripped.ms < 80, `strip_punctuation on 1 MiB of punctuation: ${stripped.ms} ms of CPU`);
+  });
 });

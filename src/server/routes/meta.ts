@@ -1,4 +1,9 @@
-/** What describes the service: /verifiers, /metrics, /openapi.yaml (with each verifier's schemas), /docs. */
+/**
+ * What describes the service: /verifiers and /metrics (behind authentication), and the API
+ * reference, /openapi.yaml (with each verifier's schemas) and /docs, which are public like the
+ * UI's files (a browser cannot send a bearer token when it opens a page): /docs's Authorize
+ * button takes the key, and its calls carry it.
+ */
 import { Router } from "express";
 import client from "prom-client";
 import { stringify } from "yaml";
@@ -14,6 +19,8 @@ import type { RouteDeps } from "../http.js";
  */
 export function servedOpenApi(registry: Registry): string {
   const doc = structuredClone(OPENAPI);
+  // Relative: "Try it out" in /docs calls the server that served the page, wherever it listens.
+  doc.servers = [{ url: "/", description: "the server that served this document" }];
   for (const v of registry.list()) {
     doc.components.schemas[`${v.name}.reference`] = { description: `reference of the ${v.name} verifier: ${v.description}`, ...v.reference_schema };
     doc.components.schemas[`${v.name}.options`] = { description: `options of the ${v.name} verifier`, ...v.options_schema };
@@ -23,18 +30,24 @@ export function servedOpenApi(registry: Registry): string {
 
 export function metaRoutes({ runtime, metrics }: RouteDeps): Router {
   const r = Router();
-  const openapi = servedOpenApi(runtime.registry);
   r.get("/metrics", async (_req, res) => {
     // The app's own registry, then the process-wide default one, where shared services (the
     // judge) register their metrics.
     res.type(metrics.registry.contentType).send((await metrics.registry.metrics()) + (await client.register.metrics()));
   });
+  r.get("/verifiers", (_req, res) => {
+    res.json({ verifiers: runtime.registry.list() });
+  });
+  return r;
+}
+
+/** /openapi.yaml and /docs: mounted before authentication (app.ts). */
+export function referenceRoutes(registry: Registry): Router {
+  const r = Router();
+  const openapi = servedOpenApi(registry);
   r.get("/openapi.yaml", (_req, res) => {
     res.type("application/yaml").send(openapi);
   });
   r.use("/docs", docsRouter());
-  r.get("/verifiers", (_req, res) => {
-    res.json({ verifiers: runtime.registry.list() });
-  });
   return r;
 }
