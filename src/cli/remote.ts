@@ -186,9 +186,11 @@ async function download(server: string, headers: Record<string, string>, id: str
   say(`wrote ${lines} results to ${path}`);
 }
 
-function formatSeconds(s: number): string {
-  if (s < 60) return `${s.toFixed(0)}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m${String(Math.round(s % 60)).padStart(2, "0")}s`;
+/** A duration as `42s`, `3m05s` or `2h07m`: rounded to whole seconds first, so 239.6 s is `4m00s`, never `3m60s`. */
+export function formatSeconds(seconds: number): string {
+  const s = Math.round(seconds);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`;
 }
 
