@@ -131,3 +131,31 @@ test("a runtime that has not warmed up is not ready; one whose parts fail is rea
   assert.equal(v.parts.b!.state, "failed");
   assert.equal(v.parts.b!.note, "no Docker engine answers");
 });
+
+test("warm-up starts the SQLite processes when there are SQLite databases, and /readyz says so", async () => {
+  const { mkdtempSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const Database = (await import("better-sqlite3")).default;
+  const dir = mkdtempSync(join(tmpdir(), "assay-ready-sql-"));
+  const db = new Database(join(dir, "shop.sqlite"));
+  db.exec("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1);");
+  db.close();
+  const runtime = await testRuntime({ env: { ASSAY_SQL_DIR: dir, ASSAY_SQL_WORKERS: "2" }, only: ["exact"] });
+  try {
+    assert.equal(runtime.readiness.view().ready, false);
+    await runtime.warmUp();
+    const v = runtime.readiness.view();
+    assert.equal(v.ready, true);
+    assert.equal(v.parts.sql!.state, "ready");
+    assert.equal(v.parts.sql!.note, "2 SQLite processes for 1 database");
+    const stats = (await runtime.services.sql()).stats().sqlite!;
+    assert.equal(stats.pids.length, 2, "both processes were started by warm-up, before any item");
+    const empty = await testRuntime({ env: { ASSAY_SQL_DIR: join(dir, "none") }, only: ["exact"] });
+    await empty.warmUp();
+    assert.match(empty.readiness.view().parts.sql!.note, /no SQLite databases/);
+    assert.equal((await empty.services.sql()).stats().sqlite, null, "no databases: no processes");
+    await empty.close();
+  } finally {
+    await runtime.close();
+  }
+});

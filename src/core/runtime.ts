@@ -70,6 +70,7 @@ export async function createRuntime(config: Config, o: RuntimeOptions): Promise<
           (sb) => `${sb.name}: runs ${sb.languages.join(", ")}`,
         );
       }
+      readiness.track("sql", "starting SQLite processes", services.sql().then((sql) => sql.warmUp()), (note) => note);
       readiness.started = true;
       await readiness.settled();
     })());
