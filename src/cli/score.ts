@@ -11,6 +11,7 @@ import { once } from "node:events";
 import cliProgress from "cli-progress";
 import pLimit from "p-limit";
 import pino from "pino";
+import { formatSeconds } from "./format.js";
 import type { RewardResult } from "../core/types.js";
 import { loadConfig, SETTINGS } from "../core/config.js";
 import { createRuntime } from "../core/runtime.js";
@@ -112,7 +113,7 @@ export async function score(args: ScoreArgs): Promise<ScoreSummary> {
   const total = countLines(args.input) + (readFileSync(args.input, "utf8").endsWith("\n") ? 0 : 1);
   const bar = args.progress
     ? new cliProgress.SingleBar(
-        { format: "scoring |{bar}| {value}/{total} lines | {rate} lines/s | ETA {eta_formatted} | mean reward {mean}", etaBuffer: 200 },
+        { format: "scoring |{bar}| {value}/{total} lines | {rate} lines/s | ETA {eta_formatted} | mean reward {mean}", etaBuffer: 200, formatTime: (t: number | string) => formatSeconds(t) },
         cliProgress.Presets.shades_classic,
       )
     : null;
