@@ -2,8 +2,8 @@
 import { createServer, type Server } from "node:http";
 import pino, { type Logger } from "pino";
 import { loadConfig, type Config } from "../core/config.js";
-import { createRuntime, type Runtime } from "../core/runtime.js";
-import { createApp, type AppHandle } from "./app.js";
+import type { Runtime } from "../core/runtime.js";
+import type { AppHandle } from "./app.js";
 
 export interface Running extends AppHandle {
   runtime: Runtime;
@@ -62,6 +62,8 @@ export async function startServer(config: Config = loadConfig(), log: Logger = s
   let runtime: Runtime;
   let handle: AppHandle;
   try {
+    // Loaded only now, after the bind: on a busy port `assay serve` fails before loading them.
+    const [{ createRuntime }, { createApp }] = await Promise.all([import("../core/runtime.js"), import("./app.js")]);
     runtime = await createRuntime(config, { log });
     handle = createApp(runtime);
   } catch (err) {
