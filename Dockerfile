@@ -2,6 +2,7 @@
 # `npm ci` installs the locked dependencies and its `prepare` step compiles to dist/.
 # Sandboxed code runs in sibling containers: mount the host's Docker socket to use them
 #   docker build -t assay . && docker run -p 8787:8787 -v /var/run/docker.sock:/var/run/docker.sock assay
+# Node 20 (>= 20.19), the line README.md, package.json's engines and CI name.
 FROM node:20-bookworm AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json openapi.yaml ./

@@ -15,17 +15,24 @@ export interface SandboxChoice {
   note: string;
 }
 
+/** How often a host with no process backend (no Docker engine or image, no bwrap) looks for one again. */
+export const REOPEN_MS = 5_000;
+
 /** Routes each language to the backend that runs it. */
 export class CompositeSandbox implements Sandbox {
-  readonly name: string;
-  readonly languages: readonly string[];
+  private nextReopen = 0;
   /**
    * `missing`: why other languages cannot run (what to install), said when one is asked for.
    * `pythonAs`: the language a plain `python` program runs as (ASSAY_SANDBOX_PYTHON=python-sci).
+   * `reopen`: looks for a process backend again (none answered at start-up; images may be built
+   * since), at most once per REOPEN_MS, when a language none of `backends` runs is asked for.
    */
-  constructor(private readonly backends: Sandbox[], private readonly missing?: string, private readonly pythonAs?: string) {
-    this.name = backends.map((b) => b.name).join("+");
-    this.languages = [...new Set(backends.flatMap((b) => b.languages))];
+  constructor(private readonly backends: Sandbox[], private missing?: string, private readonly pythonAs?: string, private readonly reopen?: () => Promise<SandboxChoice>) {}
+  get name(): string {
+    return this.backends.map((b) => b.name).join("+");
+  }
+  get languages(): readonly string[] {
+    return [...new Set(this.backends.flatMap((b) => b.languages))];
   }
   /** The language a request's name runs as. */
   private resolve(language: string): string {
@@ -36,16 +43,34 @@ export class CompositeSandbox implements Sandbox {
     const c = this.resolve(language);
     return this.backends.find((b) => b.languages.includes(c));
   }
-  run(req: RunRequest): Promise<RunOutcome> {
-    const b = this.backendFor(req.language);
+  /** A backend for a language none runs yet: an image built since, or a backend found since. */
+  private async lookAgain(language: string): Promise<Sandbox | undefined> {
+    for (const b of this.backends) if (b.refresh && (await b.refresh(language))) return b;
+    if (this.reopen && Date.now() >= this.nextReopen) {
+      this.nextReopen = Date.now() + REOPEN_MS;
+      const found = await this.reopen();
+      if (found.sandbox) {
+        this.backends.unshift(found.sandbox);
+        this.missing = undefined;
+        return this.backendFor(language);
+      }
+      this.missing = found.note;
+    }
+    return undefined;
+  }
+  async run(req: RunRequest): Promise<RunOutcome> {
+    const b = this.backendFor(req.language) ?? (await this.lookAgain(this.resolve(req.language)));
     if (!b) {
-      return Promise.resolve({
+      return {
         status: "sandbox_error", exitCode: null, signal: null, stdout: "", stderr: "", truncated: false, wallMs: 0, cpuMs: null,
         message: (this.missing ? undefined : notBuiltReason(this.resolve(req.language))) ??
           `no sandbox here runs ${JSON.stringify(this.resolve(req.language))} (it runs ${this.languages.join(", ")})` + (this.missing ? `: ${this.missing}` : ""),
-      });
+      };
     }
     return b.run({ ...req, language: this.resolve(req.language) });
+  }
+  async refresh(language: string): Promise<boolean> {
+    return !!(this.backendFor(language) ?? (await this.lookAgain(this.resolve(language))));
   }
   /** The busiest backend's backlog (js has none: it never queues). */
   load(): SandboxLoad {
@@ -55,6 +80,10 @@ export class CompositeSandbox implements Sandbox {
       if (l && (l.waitMs > worst.waitMs || worst.slots === 0)) worst = l;
     }
     return worst;
+  }
+
+  async warmUp(): Promise<void> {
+    await Promise.all(this.backends.map((b) => b.warmUp?.()));
   }
 
   async close(): Promise<void> {
@@ -92,6 +121,7 @@ export async function selectSandbox(c: SandboxConfig): Promise<SandboxChoice> {
   const py = c.python === "python" ? undefined : c.python;
   const pyNote = py ? `; plain python programs run in ${py} (ASSAY_SANDBOX_PYTHON)` + (main.sandbox?.languages.includes(py) ? "" : `, whose image is not built: ${notBuiltReason(py)}`) : "";
   if (!js.sandbox) return { sandbox: main.sandbox && py ? new CompositeSandbox([main.sandbox], undefined, py) : main.sandbox, note: `${main.note}; ${js.note}${pyNote}` };
-  if (!main.sandbox) return { sandbox: new CompositeSandbox([js.sandbox], main.note), note: `${main.note}; only JavaScript can run (${js.note})` };
+  // No process backend now: look again when a program needs one (`sandbox build` may run later).
+  if (!main.sandbox) return { sandbox: new CompositeSandbox([js.sandbox], main.note, py, () => pickProcessBackend(c)), note: `${main.note}; only JavaScript can run (${js.note}); looked for again when a program needs it` };
   return { sandbox: new CompositeSandbox([main.sandbox, js.sandbox], undefined, py), note: `${main.note}; ${js.note}${pyNote}` };
 }

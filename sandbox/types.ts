@@ -76,6 +76,13 @@ export interface Sandbox {
   run(req: RunRequest): Promise<RunOutcome>;
   /** The backlog now (backends with a slot queue): admission refuses work that would wait too long. */
   load?(): SandboxLoad;
+  /**
+   * Looks again for what runs `language` (an image built since start-up), rate-limited by the
+   * backend; resolves true when it runs it now. Backends whose languages never change omit it.
+   */
+  refresh?(language: string): Promise<boolean>;
+  /** Resolves once a plain program can start at once (docker: the default image's pool has a warm container); the server reports ready after it. */
+  warmUp?(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -20,6 +20,12 @@ function walk(dir) {
 for (const r of roots) if (existsSync(join(root, r))) walk(join(root, r));
 const selected = only.length ? files.filter((f) => only.some((o) => f.includes(o))) : files;
 selected.sort();
+if (only.length && !selected.length) {
+  // A filter that matches nothing would run nothing and pass: a typo must not look like green.
+  console.error(`npm test -- ${only.join(" ")}: no test file's path contains ${only.map((o) => JSON.stringify(o)).join(" or ")}; ` +
+    `test files are the *.test.ts under ${roots.join("/, ")}/ (e.g. npm test -- verifiers/math)`);
+  process.exit(1);
+}
 let failed = false;
 if (selected.length) {
   const r = spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-reporter=spec", ...selected], {

@@ -36,13 +36,13 @@ test("JSONL job: scored in input order, bad lines become invalid results, counts
   const items = Array.from({ length: 40 }, (_, i) => ({ id: i, verifier: "exact", response: i % 4 === 0 ? "wrong" : "paris", reference: "Paris" }));
   const lines = [...items.slice(0, 10).map((x) => JSON.stringify(x)), "{not json", "", "[1,2]", ...items.slice(10).map((x) => JSON.stringify(x))];
   const created = await submit(a, lines.join("\r\n") + "\r\n").expect(201);
-  assert.equal(created.body.total, 42); // the blank line is not an item
+  assert.equal(created.body.total, 43); // the blank line keeps its place (an invalid result), so result N is line N
   assert.equal(created.body.status, "queued");
   assert.equal(created.headers.location, `/jobs/${created.body.id}`);
   const job = await waitDone(a, created.body.id);
   assert.equal(job.status, "done");
-  assert.equal(job.done, 42);
-  assert.deepEqual(job.counts, { ok: 40, error: 0, invalid: 2 });
+  assert.equal(job.done, 43);
+  assert.deepEqual(job.counts, { ok: 40, error: 0, invalid: 3 });
   assert.equal(job.mean_reward, 0.75);
   assert.equal(job.summary.mean_reward, 0.75);
   assert.equal(job.summary.histogram.bins[0].count, 10);
@@ -55,17 +55,18 @@ test("JSONL job: scored in input order, bad lines become invalid results, counts
   const res = await request(a.app).get(`/jobs/${created.body.id}/results`).expect(200);
   assert.match(res.headers["content-type"], /application\/x-ndjson/);
   const out = res.text.trim().split("\n").map((l) => JSON.parse(l));
-  assert.equal(out.length, 42);
+  assert.equal(out.length, 43);
   assert.deepEqual(out.slice(0, 10).map((r) => r.id), [...Array(10).keys()]);
   assert.equal(out[10].status, "invalid");
   assert.match(out[10].reason, /item 11 is not valid JSON/);
   assert.equal(out[11].status, "invalid");
-  assert.match(out[11].reason, /item 12 must be a JSON object/); // blank lines are not items: "[1,2]" is item 12
-  assert.deepEqual(out.slice(12).map((r) => r.id), [...Array(30).keys()].map((i) => i + 10));
-  assert.equal(out[12].reward, 1);
-  assert.equal(out[2 + 12].reward, 0); // id 12 % 4 == 0
+  assert.match(out[11].reason, /item 12 is a blank line/);
+  assert.match(out[12].reason, /item 13 must be a JSON object/); // "[1,2]" is line 13
+  assert.deepEqual(out.slice(13).map((r) => r.id), [...Array(30).keys()].map((i) => i + 10));
+  assert.equal(out[13].reward, 1);
+  assert.equal(out[2 + 13].reward, 0); // id 12 % 4 == 0
 
-  const from = await request(a.app).get(`/jobs/${created.body.id}/results?from=40`).expect(200);
+  const from = await request(a.app).get(`/jobs/${created.body.id}/results?from=41`).expect(200);
   assert.deepEqual(from.text.trim().split("\n").map((l) => JSON.parse(l).id), [38, 39]);
 
   const list = await request(a.app).get("/jobs").expect(200);

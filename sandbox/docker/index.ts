@@ -17,15 +17,42 @@ import { connectionOf, Engines } from "./engines.js";
 
 export { dockerOptions, type DockerOptions } from "./worker.js";
 
+/** How often a missing image is looked for again (it may have been built since): at most once per this, per image. */
+export const IMAGE_RECHECK_MS = 2_000;
+
 export class DockerSandbox implements Sandbox {
   readonly name = "docker";
-  readonly languages: readonly string[];
   private readonly pools = new Map<string, Pool>();
   /** Runs sent again to another engine because theirs went away under them. */
   rerun = 0;
+  /** When each missing image may next be looked for, by image name. */
+  private readonly recheckAt = new Map<string, number>();
 
-  constructor(readonly engines: Engines, private readonly images: Record<string, string>, private readonly opts: DockerOptions) {
-    this.languages = Object.keys(LANGUAGES).filter((l) => images[LANGUAGES[l].image ?? ""]);
+  constructor(readonly engines: Engines, private readonly images: Record<string, string>, private readonly opts: DockerOptions) {}
+
+  /** The languages whose images are here (grows when an image is built while the server runs). */
+  get languages(): readonly string[] {
+    return Object.keys(LANGUAGES).filter((l) => this.images[LANGUAGES[l].image ?? ""]);
+  }
+
+  /**
+   * An image that was not here (at start-up or the last look) is looked for again, at most once
+   * per IMAGE_RECHECK_MS: `npx assay sandbox build` while the server runs is picked up by the
+   * next item that needs it, without a restart. Returns its tag when it is here now.
+   */
+  private async recheck(name: string): Promise<string | undefined> {
+    const now = Date.now();
+    if ((this.recheckAt.get(name) ?? 0) > now) return undefined;
+    this.recheckAt.set(name, now + IMAGE_RECHECK_MS);
+    const r = recipeFor(name);
+    const engine = this.engines.pick() ?? this.engines.list[0];
+    if (!r || !engine) return undefined;
+    const tag = (this.opts.tagOf ?? imageTag)(r);
+    const here = await withTimeout(engine.docker.getImage(tag).inspect(), 2000, "inspect").then(() => true, () => false);
+    if (!here) return undefined;
+    this.images[name] = tag;
+    this.recheckAt.delete(name);
+    return tag;
   }
 
   private pool(image: string): Pool {
@@ -38,11 +65,22 @@ export class DockerSandbox implements Sandbox {
     return p;
   }
 
+  async refresh(language: string): Promise<boolean> {
+    const image = specOf(language)?.image;
+    return !!image && !!(this.images[image] ?? (await this.recheck(image)));
+  }
+
   /** Starts the pool for a language now rather than on first use. */
   warm(language: string): void {
     const spec = specOf(language);
     const tag = spec?.image && this.images[spec.image];
     if (tag) this.pool(tag);
+  }
+
+  /** Resolves once python's pool (the default language's) has a warm container. */
+  async warmUp(): Promise<void> {
+    const tag = this.images[specOf("python")?.image ?? ""];
+    if (tag) await this.pool(tag).ready();
   }
 
   stats() {
@@ -58,7 +96,7 @@ export class DockerSandbox implements Sandbox {
   async run(req: RunRequest, attempt = 0): Promise<RunOutcome> {
     const t0 = performance.now();
     const spec = specOf(req.language);
-    const tag = spec?.image && this.images[spec.image];
+    const tag = spec?.image && (this.images[spec.image] ?? (await this.recheck(spec.image)));
     if (!spec || !tag) return sandboxError(notBuiltReason(req.language) ?? `the docker backend does not run ${JSON.stringify(req.language)}; it runs ${this.languages.join(", ")}`);
     const limits = limitsOf(req, { memoryMb: this.opts.memoryMb, pids: this.opts.pids });
     const job = makeJob(req, spec, limits);
@@ -179,7 +217,7 @@ export async function openDocker(opts: DockerOptions): Promise<{ sandbox: Docker
   for (const name of new Set(Object.values(LANGUAGES).flatMap((l) => (l.image ? [l.image] : [])))) {
     const r = recipeFor(name);
     if (!r) continue;
-    const tag = imageTag(r);
+    const tag = (opts.tagOf ?? imageTag)(r);
     try {
       await first.docker.getImage(tag).inspect();
       images[name] = tag;

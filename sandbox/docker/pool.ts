@@ -143,6 +143,19 @@ export class Pool {
     if (!this.closed) this.fill();
   }
 
+  /**
+   * Resolves once a container is idle (warm), polling: start-up waits on it. Rejects with the
+   * last start error when no container could start, or after `timeoutMs`.
+   */
+  async ready(timeoutMs = 120_000): Promise<void> {
+    const t0 = Date.now();
+    while (!this.closed && this.idle.length === 0) {
+      if (this.live === 0 && this.lastError) throw new Error(`no warm container of ${this.image}: ${this.lastError.message}`);
+      if (Date.now() - t0 > timeoutMs) throw new Error(`no container of ${this.image} warm after ${timeoutMs / 1000} s`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
   stats() {
     return { image: this.image, live: this.live, idle: this.idle.length, waiting: this.waiters.length, recycled: this.recycled };
   }

@@ -3,6 +3,7 @@
  * is created (no network, read-only root, tmpfs scratch, memory and pids cgroup limits, only
  * the capabilities the runner needs), how a job is sent and its answer read, how it is removed.
  */
+import type { Recipe } from "../images.js";
 import Docker from "dockerode";
 import { PassThrough, type Duplex } from "node:stream";
 import { hostname } from "node:os";
@@ -24,6 +25,8 @@ export interface DockerOptions {
   hosts: string[];
   /** Directory of ca.pem, cert.pem, key.pem for tcp:// engines over TLS. */
   certPath?: string;
+  /** The tag a recipe's image has (default: images.ts's imageTag). Tests point it at tags of their own. */
+  tagOf?: (r: Recipe) => string;
 }
 
 /** The docker backend's options from the sandbox settings (config.ts declares and checks them). */

@@ -64,6 +64,10 @@ program
         progress: opts.progress && !!process.stderr.isTTY,
       });
       if (view.status !== "done") process.exitCode = 1;
+      if (view.total > 0 && view.counts.invalid === view.total) {
+        process.stderr.write(`assay: every item was invalid; fix the input (or --verifier) as the results' reasons say\n`);
+        process.exitCode = 1;
+      }
       return;
     }
     if (!input) throw new Error("score needs an input file (or --server URL --job ID)");
@@ -79,11 +83,20 @@ program
       progress: opts.progress && !!process.stderr.isTTY,
     });
     const ok = s.counts.ok ?? 0;
+    const invalid = s.counts.invalid ?? 0;
+    for (const line of s.invalidLines) process.stderr.write(`invalid: ${line}\n`);
+    if (invalid > s.invalidLines.length) process.stderr.write(`invalid: … and ${invalid - s.invalidLines.length} more (status "invalid" in ${opts.output})\n`);
     process.stderr.write(
       `scored ${s.lines} lines in ${s.seconds.toFixed(1)}s` +
         (s.skipped ? ` (resumed after ${s.skipped})` : "") +
-        `: ${ok} ok, ${s.counts.error ?? 0} error, ${s.counts.invalid ?? 0} invalid; mean reward ${ok ? (s.rewardSum / ok).toFixed(4) : "n/a"}\n`,
+        `: ${ok} ok, ${s.counts.error ?? 0} error, ${invalid} invalid; mean reward ${ok ? (s.rewardSum / ok).toFixed(4) : "n/a"}\n`,
     );
+    // Every line invalid is a mistake in the command or the file (a wrong verifier, the wrong
+    // file), never a result: fail, so a script or a pipeline stops here.
+    if (s.lines > 0 && invalid === s.lines) {
+      process.stderr.write(`assay: every line was invalid; fix the input (or --verifier) as the reasons above say\n`);
+      process.exitCode = 1;
+    }
   });
 
 program

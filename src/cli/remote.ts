@@ -9,6 +9,7 @@ import { createReadStream, createWriteStream, existsSync, readFileSync, rmSync, 
 import { Readable } from "node:stream";
 import { once } from "node:events";
 import cliProgress from "cli-progress";
+import { formatSeconds } from "./format.js";
 
 export interface RemoteArgs {
   input?: string;
@@ -184,12 +185,6 @@ async function download(server: string, headers: Record<string, string>, id: str
   out.end();
   await once(out, "finish");
   say(`wrote ${lines} results to ${path}`);
-}
-
-function formatSeconds(s: number): string {
-  if (s < 60) return `${s.toFixed(0)}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m${String(Math.round(s % 60)).padStart(2, "0")}s`;
-  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`;
 }
 
 /** The summary as text, with the reward histogram drawn in the terminal. */

@@ -4,12 +4,14 @@
  * a JSON object becomes an `invalid` result; no line is ever lost. `--resume` continues a run
  * that stopped: lines already in the output are kept and skipped.
  */
-import { createReadStream, createWriteStream, existsSync, readFileSync } from "node:fs";
+import { createReadStream, createWriteStream, existsSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { once } from "node:events";
 import cliProgress from "cli-progress";
 import pLimit from "p-limit";
 import pino from "pino";
+import { formatSeconds } from "./format.js";
 import type { RewardResult } from "../core/types.js";
 import { loadConfig, SETTINGS } from "../core/config.js";
 import { createRuntime } from "../core/runtime.js";
@@ -30,7 +32,12 @@ export interface ScoreSummary {
   counts: Record<string, number>;
   rewardSum: number;
   seconds: number;
+  /** The first invalid lines, "line N: reason", for stderr. */
+  invalidLines: string[];
 }
+
+/** How many invalid lines the summary names on stderr (the output file has every one). */
+const SHOWN_INVALID = 5;
 
 function countLines(path: string): number {
   if (!existsSync(path)) return 0;
@@ -54,16 +61,45 @@ function parseLine(line: string, lineNo: number, defaultVerifier?: string): { it
   return { item };
 }
 
+/**
+ * A blank line keeps its place as an invalid result (so output line N is input line N), as a
+ * batch job does with `--server`; blank lines at the end of the file are no items in either.
+ */
+function blankLine(lineNo: number): RewardResult {
+  return invalid(lineNo, `line ${lineNo} is blank; remove it (one JSON item per line)`);
+}
+
 function invalid(lineNo: number, reason: string): RewardResult {
   return { id: null, verifier: "", reward: null, status: "invalid", reason, details: { line: lineNo }, elapsed_ms: 0 };
 }
 
+/** The input and the output's folder, checked before anything starts: a clear error, not a stack. */
+function checkPaths(args: ScoreArgs): void {
+  let input;
+  try {
+    input = statSync(args.input);
+  } catch {
+    throw new Error(`input ${args.input} does not exist; give the path of a JSONL file`);
+  }
+  if (!input.isFile()) throw new Error(`input ${args.input} is not a file; give the path of a JSONL file`);
+  const folder = dirname(resolve(args.output));
+  if (!existsSync(folder)) throw new Error(`the output's folder ${folder} does not exist; create it (mkdir -p ${JSON.stringify(folder)}) or give -o a path in an existing folder`);
+  if (existsSync(args.output) && statSync(args.output).isDirectory()) throw new Error(`-o ${args.output} is a folder; give a file path such as ${join(args.output, "results.jsonl")}`);
+}
+
 export async function score(args: ScoreArgs): Promise<ScoreSummary> {
+  checkPaths(args);
   const config = loadConfig(process.env, { batchConcurrency: args.concurrency, ...(args.deadlineMs ? { deadlineMs: args.deadlineMs } : {}) });
   // Logs go to stderr, and quieter than the server's unless ASSAY_LOG_LEVEL asks for more.
   const level = config.logLevel === SETTINGS.logLevel.default ? "warn" : config.logLevel;
   const runtime = await createRuntime(config, { log: pino({ level }, pino.destination(2)) });
   const { scorer } = runtime;
+  // A misspelt --verifier would make every line that relies on it invalid: refuse before scoring.
+  const unknown = args.verifier === undefined ? undefined : runtime.registry.unknownVerifier(args.verifier);
+  if (unknown) {
+    await runtime.close();
+    throw new Error(`--verifier: ${unknown}`);
+  }
   const skip = args.resume ? countLines(args.output) : 0;
   if (args.resume && skip > 0) {
     // Drop a partial last line, if any, before appending.
@@ -77,12 +113,12 @@ export async function score(args: ScoreArgs): Promise<ScoreSummary> {
   const total = countLines(args.input) + (readFileSync(args.input, "utf8").endsWith("\n") ? 0 : 1);
   const bar = args.progress
     ? new cliProgress.SingleBar(
-        { format: "scoring |{bar}| {value}/{total} lines | {rate} lines/s | ETA {eta_formatted} | mean reward {mean}", etaBuffer: 200 },
+        { format: "scoring |{bar}| {value}/{total} lines | {rate} lines/s | ETA {eta_formatted} | mean reward {mean}", etaBuffer: 200, formatTime: (t: number | string) => formatSeconds(t) },
         cliProgress.Presets.shades_classic,
       )
     : null;
   const t0 = performance.now();
-  const summary: ScoreSummary = { lines: 0, skipped: skip, counts: {}, rewardSum: 0, seconds: 0 };
+  const summary: ScoreSummary = { lines: 0, skipped: skip, counts: {}, rewardSum: 0, seconds: 0, invalidLines: [] };
   bar?.start(Math.max(total - skip, 0), 0, { rate: "0", mean: "-" });
 
   const limit = pLimit(args.concurrency);
@@ -92,6 +128,7 @@ export async function score(args: ScoreArgs): Promise<ScoreSummary> {
   const write = async (r: RewardResult) => {
     if (!out.write(JSON.stringify(r) + "\n")) await once(out, "drain");
     written++;
+    if (r.status === "invalid" && summary.invalidLines.length < SHOWN_INVALID) summary.invalidLines.push(`line ${skip + written}: ${r.reason}`);
     summary.counts[r.status] = (summary.counts[r.status] ?? 0) + 1;
     if (r.reward !== null) summary.rewardSum += r.reward;
     const scored = summary.counts.ok ?? 0;
@@ -103,9 +140,18 @@ export async function score(args: ScoreArgs): Promise<ScoreSummary> {
 
   const rl = createInterface({ input: createReadStream(args.input, "utf8"), crlfDelay: Infinity });
   let lineNo = 0;
+  let blanks = 0; // blank lines not yet placed: placed when an item follows, dropped at the end
   for await (const line of rl) {
     lineNo++;
     if (lineNo <= skip) continue;
+    if (!line.trim()) {
+      blanks++;
+      continue;
+    }
+    for (; blanks > 0; blanks--) {
+      pending.push(Promise.resolve(blankLine(lineNo - blanks)));
+      while (pending.length >= window) await write(await pending.shift()!);
+    }
     const parsed = parseLine(line, lineNo, args.verifier);
     pending.push("result" in parsed ? Promise.resolve(parsed.result) : limit(() => scorer.score(parsed.item)));
     // Results leave in input order; the window keeps memory bounded.

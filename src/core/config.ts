@@ -9,6 +9,7 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import { STRUCTURED_MODES } from "../judge/types.js";
 import { DB_ID } from "../sql/types.js";
+import { didYouMean } from "./nearest.js";
 
 type Env = Record<string, string | undefined>;
 
@@ -262,6 +263,43 @@ export const SETTINGS = {
   },
 } as const;
 
+/**
+ * ASSAY_* variables that are not settings of the server but are read elsewhere in the project,
+ * each with where: start-up accepts these and fails on any other ASSAY_* name it does not
+ * declare above (a misspelt setting is an error, never silently ignored). The one list.
+ */
+export const NOT_SETTINGS: Readonly<Record<string, string>> = {
+  ASSAY_URL: "clients: the server's URL (Python client, trainer adapters)",
+  ASSAY_API_KEY: "clients: the key they send (Python client; `assay score --server`)",
+  ASSAY_VERIFIER: "Python client's OpenRLHF adapter: default verifier",
+  ASSAY_NULL_REWARD: "Python client's OpenRLHF adapter: reward sent for unscored items",
+  ASSAY_SKIP_PYTHON: "scripts/run-tests.mjs: skip the Python client's tests",
+  ASSAY_UI_SCREENSHOTS: "tests/ui-e2e.test.ts: also write the docs' screenshots",
+  ASSAY_CHROMIUM: "tests/ui-e2e.test.ts: the Chromium binary",
+  ASSAY_E2E_VERIFIER: "Python client's end-to-end tests: the verifier they train against",
+  ASSAY_SQL_TEST_POSTGRES: "verifiers/sql tests: owner URL of the test database",
+  ASSAY_SQL_TEST_POSTGRES_RO: "verifiers/sql tests: reader URL of the test database",
+  ASSAY_LOG_DIR: "scripts/setup-sandbox.sh, scripts/docker2.sh: where their daemons log",
+  ASSAY_REDIS_PORT: "scripts/setup-redis.sh: the test Redis's port",
+  ASSAY_PG_PORT: "scripts/setup-postgres.sh: the test PostgreSQL's port",
+  ASSAY_BENCH_PIN: "bench/: `0` turns off pinning processes to cores",
+  ASSAY_BENCH_REDIS: "bench/jobs.ts: the Redis it uses",
+  ASSAY_SCRATCH: "inside a sandbox: the runner's scratch folder",
+  ASSAY_IN_SANDBOX: "inside a sandbox: set for the runner",
+};
+
+/** Every ASSAY_* variable in `env` that is neither a setting nor in NOT_SETTINGS, with the nearest setting's name. */
+export function unknownVariables(env: Env): string[] {
+  const known = new Set(settingsList().map((s) => s.env));
+  const out: string[] = [];
+  for (const name of Object.keys(env)) {
+    if (!name.startsWith("ASSAY_") || known.has(name) || name in NOT_SETTINGS) continue;
+    const hint = didYouMean(name, known);
+    out.push(`${name} is not a setting${hint || "; `npx assay config` lists every setting"} (unset it, or rename it)`);
+  }
+  return out;
+}
+
 type Resolved<S> = S extends Setting<infer T> ? T : { readonly [K in keyof S]: Resolved<S[K]> };
 export type Config = Resolved<typeof SETTINGS>;
 export type SandboxConfig = Config["sandbox"];
@@ -296,7 +334,7 @@ function read(spec: Record<string, unknown>, env: Env, errors: string[]): Record
 
 /** Reads every setting; throws one error listing every bad variable. */
 export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = {}): Config {
-  const errors: string[] = [];
+  const errors: string[] = unknownVariables(env);
   const c = read(SETTINGS, env, errors) as any;
   if (errors.length) throw new Error(`bad configuration:\n  ${errors.join("\n  ")}`);
   const { sandbox, judge, jobs, ...rest } = overrides;

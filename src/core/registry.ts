@@ -6,6 +6,7 @@ import type { ValidateFunction } from "ajv";
 import type { RewardItem } from "./types.js";
 import type { AnyVerifier, VerifierInitContext, VerifyItem } from "./verifier.js";
 import { newAjv, describeErrors, publicSchema, type JSONSchema } from "./schema.js";
+import { didYouMean } from "./nearest.js";
 
 interface Entry {
   verifier: AnyVerifier;
@@ -84,9 +85,7 @@ export class Registry {
    */
   resolve(item: RewardItem): { verifier: AnyVerifier; item: VerifyItem } | { invalid: string; field: string } {
     const entry = this.entries.get(item.verifier) ?? this.namespaceOf(item.verifier);
-    if (!entry) {
-      return { invalid: `unknown verifier ${JSON.stringify(item.verifier)}; known: ${this.names().join(", ")}`, field: "verifier" };
-    }
+    if (!entry) return { invalid: this.unknownVerifier(item.verifier)!, field: "verifier" };
     let reference = item.reference;
     if (!entry.validateReference(reference)) {
       const errors = entry.validateReference.errors;
@@ -109,6 +108,16 @@ export class Registry {
       return { invalid: describeErrors(entry.validateOptions.errors, "options"), field: "options" };
     }
     return { verifier: entry.verifier, item: { id: item.id, verifier: item.verifier, prompt: item.prompt, response: item.response, reference, options } };
+  }
+
+  /**
+   * Why `name` names no verifier here ("unknown verifier "mathh"; did you mean math? known: …"),
+   * or undefined when it names one (a `ns:rest` name of a namespace verifier included).
+   */
+  unknownVerifier(name: string): string | undefined {
+    if (this.verifierOf(name)) return undefined;
+    const shown = JSON.stringify(name.length > 64 ? name.slice(0, 64) + "…" : name);
+    return `unknown verifier ${shown}${didYouMean(name, this.names())}; known: ${this.names().join(", ")}`;
   }
 
   /** `ns:rest` names go to verifier `ns` when it declares `namespace: true`. */
@@ -142,18 +151,22 @@ export class Registry {
 
   /**
    * Starts every verifier's init now instead of on its first item (a worker pool takes a second
-   * or more to come up). Failures are logged and retried by the first item, as ensureInit does.
+   * or more to come up): one promise per verifier that has an init, by name. A failure is logged
+   * and retried by the first item, as ensureInit does.
    */
-  async warmUp(ctx: VerifierInitContext): Promise<void> {
-    await Promise.all(
-      [...this.entries.values()].map(async ({ verifier }) => {
-        try {
-          await this.ensureInit(verifier, ctx);
-        } catch (err) {
-          ctx.log.warn({ err, verifier: verifier.name }, `verifier ${verifier.name}: init failed; the first item will retry it`);
-        }
+  initAll(ctx: VerifierInitContext): { name: string; done: Promise<void> }[] {
+    return [...this.entries.values()].filter(({ verifier }) => verifier.init).map(({ verifier }) => ({
+      name: verifier.name,
+      done: Promise.resolve(this.ensureInit(verifier, ctx)).catch((err) => {
+        ctx.log.warn({ err, verifier: verifier.name }, `verifier ${verifier.name}: init failed; the first item will retry it`);
+        throw err;
       }),
-    );
+    }));
+  }
+
+  /** initAll, waited for; never rejects (failures are logged). */
+  async warmUp(ctx: VerifierInitContext): Promise<void> {
+    await Promise.allSettled(this.initAll(ctx).map((x) => x.done));
   }
 
   async close(): Promise<void> {

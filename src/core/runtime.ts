@@ -10,6 +10,7 @@ import { discoverVerifiers, VERIFIERS_DIR } from "./discover.js";
 import { createServices, type Services } from "./services.js";
 import { Scorer } from "./scorer.js";
 import type { AnyVerifier } from "./verifier.js";
+import { Readiness } from "./readiness.js";
 
 export interface Runtime {
   config: Config;
@@ -17,8 +18,13 @@ export interface Runtime {
   registry: Registry;
   services: Services;
   scorer: Scorer;
-  /** Starts verifiers' pools now rather than on their first item. */
+  /**
+   * Starts verifiers' pools and the sandbox's warm containers now rather than on their first
+   * item; resolves once each is warm or has failed (never rejects). `readiness` follows it.
+   */
   warmUp(): Promise<void>;
+  /** What is warm and what is not yet (GET /readyz). */
+  readiness: Readiness;
   /** Closes verifiers, then services. */
   close(): Promise<void>;
 }
@@ -51,6 +57,23 @@ export async function createRuntime(config: Config, o: RuntimeOptions): Promise<
     batchConcurrency: config.batchConcurrency,
     maxPartDepth: config.compose.maxDepth,
   });
+  const readiness = new Readiness();
+  let warming: Promise<void> | undefined;
+  const warmUp = () =>
+    (warming ??= (async () => {
+      for (const { name, done } of registry.initAll({ log, services })) readiness.track(`verifier:${name}`, "starting", done);
+      if (config.sandbox.backend !== "none") {
+        readiness.track(
+          "sandbox",
+          "choosing a backend and starting warm containers",
+          services.sandbox().then(async (sb) => (await sb.warmUp?.(), sb)),
+          (sb) => `${sb.name}: runs ${sb.languages.join(", ")}`,
+        );
+      }
+      readiness.track("sql", "starting SQLite processes", services.sql().then((sql) => sql.warmUp()), (note) => note);
+      readiness.started = true;
+      await readiness.settled();
+    })());
   let closing: Promise<void> | undefined;
   return {
     config,
@@ -58,7 +81,8 @@ export async function createRuntime(config: Config, o: RuntimeOptions): Promise<
     registry,
     services,
     scorer,
-    warmUp: () => registry.warmUp({ log, services }),
+    warmUp,
+    readiness,
     close() {
       closing ??= (async () => {
         await registry.close();

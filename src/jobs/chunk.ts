@@ -33,6 +33,7 @@ export function tooDeep(text: string, maxDepth: number): boolean {
 
 /** A stored line as the item to score, or the invalid result it is. */
 export function itemOf(c: ChunkItem, o: JobOptions, maxDepth: number): { item: Record<string, unknown> } | { result: RewardResult } {
+  if (!c.item.trim()) return { result: invalid(c.idx, `item ${c.idx + 1} is a blank line; remove it (one JSON item per line)`) };
   if (tooDeep(c.item, maxDepth)) return { result: invalid(c.idx, `item ${c.idx + 1} is nested deeper than ${maxDepth} levels; flatten it (or raise ASSAY_MAX_DEPTH)`) };
   let value: unknown;
   try {

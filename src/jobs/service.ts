@@ -79,7 +79,8 @@ export class JobService {
 
   /**
    * Stores a job's items as they stream in and queues it. `source` yields JSONL lines (strings;
-   * blank ones are skipped) or already-parsed items. Over ASSAY_JOB_MAX_ITEMS is a 413; an
+   * a blank one is an item, scored `invalid`, so result N is line N as `assay score` writes it;
+   * blank lines at the end are none) or already-parsed items. Over ASSAY_JOB_MAX_ITEMS is a 413; an
    * empty dataset a 400. A failed upload leaves nothing behind.
    */
   async submit(source: AsyncIterable<string | unknown>, options: JobOptions): Promise<{ id: string; total: number }> {
@@ -90,13 +91,28 @@ export class JobService {
     let n = 0;
     let slice: { item: string; group: string | null }[] = [];
     let sliceBytes = 0;
+    let blanks = 0; // blank lines not yet stored: stored when an item follows, dropped at the end
+    const add = (text: string, group: string | null) => {
+      if (++n > max) throw new JobRequestError(413, `job is over the limit of ${max} items; split the dataset (or raise ASSAY_JOB_MAX_ITEMS)`);
+      slice.push({ item: text, group });
+      sliceBytes += text.length;
+      // Stored a slice at a time, each slice bounded in items and in size (one transaction each).
+      if (slice.length >= UPLOAD_SLICE || sliceBytes >= UPLOAD_SLICE_CHARS) {
+        this.jobs.addItems(id, n - slice.length, slice);
+        slice = [];
+        sliceBytes = 0;
+      }
+    };
     try {
       for await (const entry of source) {
         let text: string;
         let parsed: unknown;
         if (typeof entry === "string") {
           text = entry.endsWith("\r") ? entry.slice(0, -1) : entry;
-          if (!text.trim()) continue;
+          if (!text.trim()) {
+            blanks++;
+            continue;
+          }
           try {
             // A line that does not parse, or nests too deep, is scored as an `invalid` result naming it.
             parsed = tooDeep(text, this.config.maxDepth) ? undefined : JSON.parse(text);
@@ -107,15 +123,8 @@ export class JobService {
           parsed = entry;
           text = JSON.stringify(entry);
         }
-        if (++n > max) throw new JobRequestError(413, `job is over the limit of ${max} items; split the dataset (or raise ASSAY_JOB_MAX_ITEMS)`);
-        slice.push({ item: text, group: groupOf(parsed, options.group_by) });
-        sliceBytes += text.length;
-        // Stored a slice at a time, each slice bounded in items and in size (one transaction each).
-        if (slice.length >= UPLOAD_SLICE || sliceBytes >= UPLOAD_SLICE_CHARS) {
-          this.jobs.addItems(id, n - slice.length, slice);
-          slice = [];
-          sliceBytes = 0;
-        }
+        for (; blanks > 0; blanks--) add("", null);
+        add(text, groupOf(parsed, options.group_by));
       }
       if (slice.length) this.jobs.addItems(id, n - slice.length, slice);
       if (n === 0) throw new JobRequestError(400, "the dataset has no items; send one JSON item per line");

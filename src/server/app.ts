@@ -42,6 +42,12 @@ export function createApp(runtime: Runtime): AppHandle {
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok", verifiers: registry.names(), inflight: limiter.inflight, uptime_s: (Date.now() - started) / 1000 });
   });
+  // Readiness, for load balancers and Kubernetes' readinessProbe: 503 naming what is still warming
+  // (worker pools, warm sandbox containers) until warm-up has settled, then 200. Never needs a key.
+  app.get("/readyz", (_req, res) => {
+    const v = runtime.readiness.view();
+    res.status(v.ready ? 200 : 503).json({ status: v.ready ? "ready" : "warming", waiting_for: v.waiting_for, parts: v.parts });
+  });
   // The UI's static files and the API reference are public (a page load cannot carry a bearer
   // token); the API calls they make are not, and carry the key the user types in the page.
   app.use(uiRoutes());
@@ -73,7 +79,7 @@ function requestLog(log: Logger, keys: readonly string[]): RequestHandler {
       req: (req) => ({ id: req.id, method: req.method, url: loggedUrl(req.url, keys) }),
       res: (res) => ({ statusCode: res.statusCode }),
     },
-    autoLogging: { ignore: (req) => req.url === "/healthz" || req.url === "/metrics" },
+    autoLogging: { ignore: (req) => req.url === "/healthz" || req.url === "/readyz" || req.url === "/metrics" },
   });
 }
 

@@ -1,9 +1,9 @@
 /** Builds the whole service from configuration and listens; closes cleanly on SIGINT/SIGTERM. */
-import type { Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import pino, { type Logger } from "pino";
 import { loadConfig, type Config } from "../core/config.js";
-import { createRuntime, type Runtime } from "../core/runtime.js";
-import { createApp, type AppHandle } from "./app.js";
+import type { Runtime } from "../core/runtime.js";
+import type { AppHandle } from "./app.js";
 
 export interface Running extends AppHandle {
   runtime: Runtime;
@@ -24,36 +24,80 @@ export function serverLogger(level: string): Logger {
   return pino({ level }, dest);
 }
 
+/** Why listening failed, as a person can act on it (EADDRINUSE is the common one). */
+function listenError(err: NodeJS.ErrnoException, host: string, port: number): Error {
+  const where = `${host}:${port}`;
+  if (err.code === "EADDRINUSE") return new Error(`cannot listen on ${where}: the port is in use (EADDRINUSE) by another process; stop it, or pick another port with --port or ASSAY_PORT`);
+  if (err.code === "EACCES") return new Error(`cannot listen on ${where}: permission denied (EACCES); ports below 1024 need privileges, pick another with --port or ASSAY_PORT`);
+  if (err.code === "EADDRNOTAVAIL") return new Error(`cannot listen on ${where}: no such address on this host (EADDRNOTAVAIL); pick another with --host or ASSAY_HOST`);
+  return new Error(`cannot listen on ${where}: ${err.message}`);
+}
+
+/**
+ * Listens, then warms up: `/healthz` answers at once (liveness), `/readyz` answers 503 naming
+ * what is still warming until every verifier's pool and the sandbox's warm containers are up
+ * (or have failed, said there), then 200; a line "assay ready" is logged then. A bind error
+ * (a busy port) rejects before anything is built, so `assay serve` exits non-zero at once.
+ */
 export async function startServer(config: Config = loadConfig(), log: Logger = serverLogger(config.logLevel)): Promise<Running> {
-  const runtime = await createRuntime(config, { log });
-  if (config.sql.postgres.length) {
-    // A PostgreSQL role that may create temporary tables or objects lets a query shadow a table:
-    // refuse to start, naming what to REVOKE (src/sql/postgres.ts). Unreachable ones are checked
-    // again before their first query.
-    try {
+  // Bound first, before anything is built: a busy port fails at once. Not app.listen: Express 5
+  // hands a bind error to its callback, where it would read as success. Until the app exists
+  // (a moment), a request is answered 503.
+  let app: AppHandle["app"] | undefined;
+  const server = createServer((req, res) => {
+    if (app) return void app(req, res);
+    res.writeHead(503, { "content-type": "application/json", "retry-after": "1" }).end(JSON.stringify({ error: "the server is starting; retry in a moment" }));
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(config.port, config.host, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+  } catch (err) {
+    throw listenError(err as NodeJS.ErrnoException, config.host, config.port);
+  }
+  let runtime: Runtime;
+  let handle: AppHandle;
+  try {
+    // Loaded only now, after the bind: on a busy port `assay serve` fails before loading them.
+    const { createRuntime } = await import("../core/runtime.js");
+    runtime = await createRuntime(config, { log });
+  } catch (err) {
+    server.close();
+    throw err;
+  }
+  try {
+    if (config.sql.postgres.length) {
+      // A PostgreSQL role that may create temporary tables or objects lets a query shadow a table:
+      // refuse to start, naming what to REVOKE (src/sql/postgres.ts). Unreachable ones are checked
+      // again before their first query.
       const { unreachable } = await (await runtime.services.sql()).checkPostgres();
       for (const u of unreachable) log.warn({ database: u.id }, `PostgreSQL database ${u.id} did not answer at start-up (${u.error}); its role is checked before its first query`);
-    } catch (err) {
-      await runtime.close();
-      throw err;
     }
+    const { createApp } = await import("./app.js");
+    handle = createApp(runtime);
+  } catch (err) {
+    server.close();
+    await runtime.close();
+    throw err;
   }
-  const handle = createApp(runtime);
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = handle.app.listen(config.port, config.host, () => resolve(s));
-    s.once("error", reject);
-  });
+  app = handle.app;
   // Keep-alive longer than common client pools so idle sockets are closed by the client side.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   const addr = server.address();
   const port = typeof addr === "object" && addr ? addr.port : config.port;
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
-  log.info({ url, verifiers: runtime.registry.names() }, `assay listening on ${url}`);
-  // Pick the sandbox now, so the log says at start-up which backend runs code (or why none).
-  if (config.sandbox.backend !== "none") runtime.services.sandbox().catch(() => {});
-  // Start verifiers' pools now, so the first items of a training run do not wait for them.
-  void runtime.warmUp();
+  log.info({ url, verifiers: runtime.registry.names() }, `assay listening on ${url} (GET /readyz says when it is warm)`);
+  // Start verifiers' pools and the sandbox now, so the first items of a training run do not wait for them.
+  void runtime.warmUp().then(() => {
+    const { parts } = runtime.readiness.view();
+    const said = Object.entries(parts).map(([k, p]) => `${k} ${p.state === "ready" ? "" : "FAILED "}(${p.note}${p.ms !== undefined ? `, ${(p.ms / 1000).toFixed(1)} s` : ""})`);
+    log.info({ url, parts }, `assay ready on ${url}: ${said.join("; ") || "nothing to warm"}`);
+  });
   let closing: Promise<void> | undefined;
   return {
     ...handle,

@@ -132,6 +132,19 @@ export class SqlService {
     return (this.pg ??= new PostgresEngine({ poolSize: this.opts.pgPoolSize, connectTimeoutMs: 5_000 }));
   }
 
+  /**
+   * Starts the SQLite processes now when there are SQLite databases (the server's warm-up waits
+   * on it, so the first items do not pay for the forks). Says what it did.
+   */
+  async warmUp(): Promise<string> {
+    this.scan(0);
+    const n = [...this.entries.values()].filter((e) => e.engine === "sqlite").length;
+    if (!n) return `no SQLite databases (under ${this.opts.dir}): nothing to start`;
+    const pool = this.engineSqlite();
+    await pool.ready();
+    return `${pool.size} SQLite process${pool.size === 1 ? "" : "es"} for ${n} database${n === 1 ? "" : "s"}`;
+  }
+
   /** Re-reads the directory when the last read is older than `maxAgeMs`. */
   private scan(maxAgeMs = 1_000): void {
     if (Date.now() - this.scannedAt < maxAgeMs) return;

@@ -263,6 +263,15 @@ export class SqlitePool {
     return this.ledger.load();
   }
 
+  /** Resolves once every process has started and said so (start-up waits on it); rejects after `timeoutMs`. */
+  async ready(timeoutMs = 120_000): Promise<void> {
+    const t0 = Date.now();
+    while (!this.closed && this.slots.some((s) => !s.ready)) {
+      if (Date.now() - t0 > timeoutMs) throw new Error(`SQLite processes not started after ${timeoutMs / 1000} s`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
   get stats() {
     return { pids: this.slots.map((s) => s.child.pid ?? 0), busy: this.slots.filter((s) => s.job).length, queued: this.queue.length, completed: this.completed, killed: this.killed };
   }

@@ -36,7 +36,9 @@ export const math = defineVerifier({
   options: MathOptionsSchema,
   async init(ctx: VerifierInitContext) {
     const p = await getPool(ctx.services);
-    await p.ready();
+    // Generous: on a loaded machine a cold thread can take tens of seconds, and the server's
+    // /readyz waits on this (a timeout here would read as "failed" rather than "still warming").
+    await p.ready(180_000);
     ctx.log.info({ threads: p.threads }, "math worker pool started");
   },
   async close() {

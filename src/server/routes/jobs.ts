@@ -148,6 +148,13 @@ export function jobRoutes({ runtime, body }: RouteDeps): Router {
   const jsonBody = body("JobRequest");
   const onlyJson: RequestHandler = (req, res, next) => (req.is("application/json") ? jsonBody(req, res, next) : next());
 
+  // A default verifier that does not exist would make every line that relies on it invalid.
+  const checkVerifier = (o: JobOptions): JobOptions => {
+    const unknown = o.verifier === undefined ? undefined : runtime.registry.unknownVerifier(o.verifier);
+    if (unknown) throw new HttpError(400, `verifier: ${unknown}`, "verifier");
+    return o;
+  };
+
   r.post("/jobs", onlyJson, async (req, res) => {
     const service = await jobs();
     let created: { id: string; total: number };
@@ -159,13 +166,13 @@ export function jobRoutes({ runtime, body }: RouteDeps): Router {
           (async function* () {
             yield* items;
           })(),
-          options,
+          checkVerifier(options),
         );
       } else if (req.is("multipart/form-data")) {
         const { options, lines: source } = await multipart(req, req.query, config.jobs.maxBytes);
-        created = await service.submit(source, options);
+        created = await service.submit(source, checkVerifier(options));
       } else {
-        created = await service.submit(lines(req, config.jobs.maxBytes), optionsOf(req.query, "query parameter"));
+        created = await service.submit(lines(req, config.jobs.maxBytes), checkVerifier(optionsOf(req.query, "query parameter")));
       }
     } catch (err) {
       throw asHttp(err);

@@ -8,9 +8,14 @@
  * `ResourcesSeedSessionRequest`/`Response`, `ResourcesCloseSessionRequest`/`Response`, and
  * `AggregateMetricsRequest` -> `AggregateMetrics` (nemo_gym/config_types.py) likewise.
  * Assay keeps no per-rollout state, so seeding and closing only echo the session id.
+ *
+ * A row naming a verifier Assay does not have is answered 400 naming the nearest one, not a
+ * masked sample: a misspelt verifier column would otherwise mask every row of the run without
+ * a word, while an HTTP error fails the agent's call to /verify, where the person running it sees it.
  */
 import { Router } from "express";
 import type { RewardResult } from "../../core/types.js";
+import { HttpError } from "../errors.js";
 import { clientGone, type RouteDeps } from "../http.js";
 
 /** NeMo-Gym's TASK_INDEX_KEY_NAME (nemo_gym/global_config.py). */
@@ -124,6 +129,8 @@ export function nemoGymRoutes({ runtime, body: opening, admit }: RouteDeps): Rou
       reference: b.reference,
       options: isObj(b.options) ? b.options : undefined,
     };
+    const unknown = item.verifier ? runtime.registry.unknownVerifier(item.verifier) : undefined;
+    if (unknown) throw new HttpError(400, `${unknown}; fix the dataset's verifier column`, "verifier");
     const release = admit(1, [item]);
     try {
       const result = await scorer.score(item, { signal: clientGone(req, res) });

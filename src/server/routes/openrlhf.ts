@@ -6,6 +6,13 @@
  * reference with the verifier named by `?verifier=`. OpenRLHF needs numbers, so unscored items
  * (reward null) become `?null_reward=` (default 0) and are flagged per query in extra_logs, whose
  * entries are all per-query lists of numbers, as OpenRLHF's update_samples_with_rewards needs.
+ *
+ * A verifier name Assay does not have (`?verifier=mathh`, or a label naming one) is a mistake
+ * that would score every such query 0 for the whole run, so the request is answered 400 naming
+ * the nearest verifier, never 200 with zeros. OpenRLHF's client (openrlhf/utils/remote_rm_utils.py,
+ * request_api_wrapper) calls raise_for_status(), logs "Request error, please check: 400 Client
+ * Error …" on each of its tries (5, a second apart) and then raises "Request error for 5 times …
+ * Please check the API server.", which stops the trainer; our reply's `error` says what to fix.
  */
 import { Router } from "express";
 import type { Wire } from "../../core/types.js";
@@ -111,6 +118,15 @@ export function openrlhfRoutes({ runtime, body: opening, admit }: RouteDeps): Ro
       }
       return item;
     });
+    if (verifier !== undefined) {
+      const unknown = runtime.registry.unknownVerifier(verifier);
+      if (unknown) throw new HttpError(400, `?verifier=: ${unknown}; fix the --remote_rm_url`, "verifier");
+    }
+    for (const item of items) {
+      if (item.verifier === verifier) continue;
+      const unknown = runtime.registry.unknownVerifier(item.verifier);
+      if (unknown) throw new HttpError(400, `label ${item.id}: ${unknown}; fix the dataset's label (or its verifier column)`, "labels");
+    }
     const release = admit(n, items);
     try {
       const results = await scorer.scoreBatch(items);
