@@ -38,7 +38,7 @@ export interface ScoreOptions {
 const now = () => performance.now();
 
 /** Waits for a promise with the item's deadline clock stopped (VerifyContext.unclocked). */
-type Unclocked = <T>(wait: Promise<T>) => Promise<T>;
+type Unclocked = <T>(wait: Promise<T>, counted?: (v: T) => number) => Promise<T>;
 
 export class Scorer {
   private readonly observers: ((r: RewardResult) => void)[] = [];
@@ -119,7 +119,9 @@ export class Scorer {
     const stop = new Stopper(deadlineMs, outer);
     const { log, services, registry } = this.opts;
     // A part's wait for a slot stops its parent's clock too (a preset with a code part).
-    const unclocked: Unclocked = parentUnclocked ? (wait) => parentUnclocked(stop.unclocked(wait)) : (wait) => stop.unclocked(wait);
+    const unclocked: Unclocked = parentUnclocked
+      ? (wait, counted) => parentUnclocked(stop.unclocked(wait, counted), counted)
+      : (wait, counted) => stop.unclocked(wait, counted);
     const scorePart = (part: PartItem) => this.scorePart(part, stop.deadline, stop.signal(), depth + 1, unclocked);
     try {
       if (outer?.aborted) throw new MachineryError("request aborted before scoring");
@@ -181,6 +183,8 @@ class Stopper {
   private due: number;
   private left = 0;
   private waits = 0;
+  /** Epoch ms up to which counted time has been charged (overlapping waits' own time counts once). */
+  private chargedUntil = 0;
   private done = false;
   private readonly onOuterAbort = () => this.stop(new MachineryError("request aborted by the client"));
 
@@ -201,20 +205,46 @@ class Stopper {
     return this.waits > 0 ? Date.now() + this.left : this.due;
   }
 
-  /** Stops the clock while `wait` is pending (counted: several waits may overlap). */
-  unclocked<T>(wait: Promise<T>): Promise<T> {
+  /**
+   * Stops the clock while `wait` is pending (several waits may overlap). `counted`: how much of
+   * the wait was the item's own work after all (a sandbox run's wall time less its wait for a
+   * slot and for a CPU), charged when it resolves; the own time of overlapping waits (tests run
+   * side by side) is charged once, as the union of the intervals ending at each resolution.
+   */
+  unclocked<T>(wait: Promise<T>, counted?: (v: T) => number): Promise<T> {
     if (this.reason || this.done) return wait;
     if (this.waits++ === 0) {
       clearTimeout(this.timer);
       this.left = Math.max(0, this.due - Date.now());
     }
-    const resume = () => {
+    const resume = (ownMs: number) => {
+      if (ownMs > 0) {
+        const end = Date.now();
+        const charge = Math.max(0, end - Math.max(end - ownMs, this.chargedUntil));
+        this.chargedUntil = Math.max(this.chargedUntil, end);
+        this.left = Math.max(0, this.left - charge);
+      }
       if (--this.waits === 0 && !this.reason && !this.done) {
         this.due = Date.now() + this.left;
         this.arm();
       }
     };
-    return wait.finally(resume);
+    return wait.then(
+      (v) => {
+        let own = 0;
+        try {
+          own = counted ? Number(counted(v)) || 0 : 0;
+        } catch {
+          /* nothing charged */
+        }
+        resume(own);
+        return v;
+      },
+      (e) => {
+        resume(0);
+        throw e;
+      },
+    );
   }
 
   signal(): AbortSignal {

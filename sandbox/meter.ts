@@ -1,0 +1,111 @@
+/**
+ * Time limits by the program's own work, not the host's load (sandbox/README.md#time-limits):
+ * - CPU time is counted over the run's whole process tree (its cgroup's CPU accounting), and a
+ *   run past its `cpuMs` is a time limit;
+ * - the wall limit, the safety net for programs that sleep or block, is applied to wall time
+ *   less the time the program was runnable but waiting for a CPU (the kernel's per-thread run
+ *   delay, /proc/<tid>/schedstat), so a program slow only because the machine was busy is not
+ *   cut off;
+ * - the plain wall time is bounded too, at LOAD_WALL_FACTOR times the wall limit: a run stopped
+ *   there had not used up its own limits (the host kept it off the CPU), so it is no verdict on
+ *   the program: `overloaded`, which the backends report as a sandbox error naming the load
+ *   (reward null), never a 0.
+ * The docker backend's runner (runner/runner.py) applies the same rule inside the container; this
+ * is the host side, for the bwrap backend's slots.
+ */
+import { readFileSync } from "node:fs";
+
+/** The plain wall-time bound of a run, as a multiple of its wall limit. */
+export const LOAD_WALL_FACTOR = 5;
+
+/** How long a run may last on the wall clock at most, whatever the load (ms). */
+export function hardWallMs(wallMs: number): number {
+  return wallMs * LOAD_WALL_FACTOR;
+}
+
+/** Where a run's processes can be counted: its CPU time so far (ns) and its threads now. */
+export interface RunProbe {
+  cpuNs(): number | null;
+  threads(): string[];
+}
+
+/** A thread's run delay so far (ns): time runnable but not running; null once it is gone. */
+function runDelayNs(tid: string): number | null {
+  try {
+    const f = readFileSync(`/proc/${tid}/schedstat`, "utf8").split(" ");
+    const d = Number(f[1]);
+    return Number.isFinite(d) ? d : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The CPU and the wait-for-CPU of one run, sampled each tick. The wait of one tick is the sum of
+ * its threads' run-delay growth, at most the tick's length (two threads waiting at once are one
+ * wait of the program); a thread that ends between two ticks loses its last tick's delay, so the
+ * wait is a lower bound (it never lets a program run longer than its load explains).
+ */
+export class RunMeter {
+  private seen = new Map<string, number>();
+  private waitNs = 0;
+  private last = performance.now();
+  private readonly cpu0: number | null;
+  readonly t0 = performance.now();
+
+  constructor(private readonly probe: RunProbe) {
+    this.seen = this.read(); // what is in the group before the program starts is not its wait
+    this.cpu0 = probe.cpuNs();
+  }
+
+  private read(): Map<string, number> {
+    const m = new Map<string, number>();
+    for (const tid of this.probe.threads()) {
+      const d = runDelayNs(tid);
+      if (d !== null) m.set(tid, d);
+    }
+    return m;
+  }
+
+  sample(): void {
+    const now = performance.now();
+    const cur = this.read();
+    let delta = 0;
+    for (const [tid, d] of cur) {
+      const before = this.seen.get(tid);
+      delta += before !== undefined && d >= before ? d - before : d; // a new thread (or a reused id)
+    }
+    this.seen = cur;
+    this.waitNs += Math.max(0, Math.min(delta, (now - this.last) * 1e6));
+    this.last = now;
+  }
+
+  /** CPU time of the run's tree so far, ms; null without CPU accounting. */
+  cpuMs(): number | null {
+    const c = this.probe.cpuNs();
+    return c === null || this.cpu0 === null ? null : Math.max(0, c - this.cpu0) / 1e6;
+  }
+
+  /** Time spent waiting for a CPU so far, ms. */
+  waitMs(): number {
+    return Math.min(this.waitNs / 1e6, performance.now() - this.t0);
+  }
+
+  /** The limit this run has passed now, if any (sampling first). */
+  check(limits: { wallMs: number; cpuMs: number }): "time_limit" | "overloaded" | null {
+    this.sample();
+    const wall = performance.now() - this.t0;
+    const cpu = this.cpuMs();
+    if (wall - this.waitMs() >= limits.wallMs || (cpu !== null && cpu > limits.cpuMs)) return "time_limit";
+    if (wall >= hardWallMs(limits.wallMs)) return "overloaded";
+    return null;
+  }
+}
+
+/** Why an `overloaded` run is no verdict: the reason of the null it becomes. */
+export function overloadMessage(r: { wallMs: number; waitMs?: number | null; cpuMs?: number | null }, limits?: { wallMs: number; cpuMs: number }, what = "the program"): string {
+  const ms = (x: number | null | undefined) => (x === null || x === undefined ? "?" : String(Math.round(x)));
+  return `the host is overloaded: ${what} waited ${ms(r.waitMs)} ms of ${ms(r.wallMs)} ms for a CPU and was stopped at ${LOAD_WALL_FACTOR}x its wall limit` +
+    (limits ? ` (${limits.wallMs} ms) with its own time and its ${ms(r.cpuMs)} ms of CPU within its limits` : "") +
+    "; this is no verdict on the program: retry when the machine is less loaded (fewer concurrent runs: ASSAY_SANDBOX_POOL)";
+}
