@@ -13,6 +13,7 @@ import type { Services } from "./services.js";
 import type { Registry } from "./registry.js";
 import { check } from "./contract.js";
 import { fieldOf } from "./schema.js";
+import { cpuPressure, type CpuPressure } from "./pressure.js";
 
 export interface ScorerOptions {
   registry: Registry;
@@ -126,7 +127,9 @@ export class Scorer {
     try {
       if (outer?.aborted) throw new MachineryError("request aborted before scoring");
       const init = registry.ensureInit(verifier, { log, services });
-      if (init) await Promise.race([init, stop.stopped]);
+      // A cold start (the math workers loading, a pool filling) is the server's, not the item's:
+      // its clock stops meanwhile.
+      if (init) await Promise.race([stop.unclocked(init), stop.stopped]);
       return await Promise.race([
         verifier.verify(item, { get deadline() { return stop.deadline; }, get signal() { return stop.signal(); }, log, services, scorePart, unclocked }),
         stop.stopped,
@@ -134,6 +137,14 @@ export class Scorer {
     } finally {
       stop.dispose();
     }
+  }
+
+  /** The host's CPU pressure, for admission (replaceable in tests). */
+  hostPressure: () => CpuPressure | null = cpuPressure;
+
+  /** Whether any of `items` (or a part of one) runs programs in the sandbox. */
+  anyUsesSandbox(items: readonly unknown[]): boolean {
+    return items.some((it) => this.usesSandbox(it));
   }
 
   /**
@@ -144,7 +155,7 @@ export class Scorer {
    * (admission), so new work never queues behind a backlog longer than that.
    */
   sandboxWaitMs(items: readonly unknown[]): number {
-    if (!items.some((it) => this.usesSandbox(it))) return 0;
+    if (!this.anyUsesSandbox(items)) return 0;
     const load = this.opts.services.sandbox.current?.()?.load?.();
     if (!load) return 0;
     const ahead = this.waitingSandboxItems * load.typicalMs;
@@ -223,6 +234,8 @@ class Stopper {
         const charge = Math.max(0, end - Math.max(end - ownMs, this.chargedUntil));
         this.chargedUntil = Math.max(this.chargedUntil, end);
         this.left = Math.max(0, this.left - charge);
+        // The item's own work alone outlasted its deadline: it ends now, before its result is used.
+        if (charge > 0 && this.left === 0) this.stop(new MachineryError(`deadline of ${this.deadlineMs} ms exceeded`, { deadline_ms: this.deadlineMs }));
       }
       if (--this.waits === 0 && !this.reason && !this.done) {
         this.due = Date.now() + this.left;
