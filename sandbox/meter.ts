@@ -16,7 +16,7 @@
 import { readFileSync } from "node:fs";
 
 /** The plain wall-time bound of a run, as a multiple of its wall limit. */
-export const LOAD_WALL_FACTOR = 5;
+export const LOAD_WALL_FACTOR = 10;
 
 /** How long a run may last on the wall clock at most, whatever the load (ms). */
 export function hardWallMs(wallMs: number): number {
@@ -29,25 +29,27 @@ export interface RunProbe {
   threads(): string[];
 }
 
-/** A thread's run delay so far (ns): time runnable but not running; null once it is gone. */
-function runDelayNs(tid: string): number | null {
+/** A thread's time on a CPU and its run delay (runnable, not running) so far, ns; null once it is gone. */
+function schedstat(tid: string): [number, number] | null {
   try {
     const f = readFileSync(`/proc/${tid}/schedstat`, "utf8").split(" ");
+    const r = Number(f[0]);
     const d = Number(f[1]);
-    return Number.isFinite(d) ? d : null;
+    return Number.isFinite(r) && Number.isFinite(d) ? [r, d] : null;
   } catch {
     return null;
   }
 }
 
 /**
- * The CPU and the wait-for-CPU of one run, sampled each tick. The wait of one tick is the sum of
- * its threads' run-delay growth, at most the tick's length (two threads waiting at once are one
- * wait of the program); a thread that ends between two ticks loses its last tick's delay, so the
- * wait is a lower bound (it never lets a program run longer than its load explains).
+ * The CPU and the wait-for-CPU of one run, sampled each tick. The wait of one tick is its
+ * threads' run-delay growth, but at most the part of the tick the program did not run: threads
+ * queued behind the program's own threads (a fork bomb) are its own doing, not the host's, and
+ * two threads waiting at once are one wait. A thread that ends between two ticks loses its last
+ * tick, so the wait is a lower bound (it never lets a program run longer than its load explains).
  */
 export class RunMeter {
-  private seen = new Map<string, number>();
+  private seen = new Map<string, [number, number]>();
   private waitNs = 0;
   private last = performance.now();
   private readonly cpu0: number | null;
@@ -58,11 +60,11 @@ export class RunMeter {
     this.cpu0 = probe.cpuNs();
   }
 
-  private read(): Map<string, number> {
-    const m = new Map<string, number>();
+  private read(): Map<string, [number, number]> {
+    const m = new Map<string, [number, number]>();
     for (const tid of this.probe.threads()) {
-      const d = runDelayNs(tid);
-      if (d !== null) m.set(tid, d);
+      const s = schedstat(tid);
+      if (s) m.set(tid, s);
     }
     return m;
   }
@@ -70,13 +72,16 @@ export class RunMeter {
   sample(): void {
     const now = performance.now();
     const cur = this.read();
-    let delta = 0;
-    for (const [tid, d] of cur) {
-      const before = this.seen.get(tid);
-      delta += before !== undefined && d >= before ? d - before : d; // a new thread (or a reused id)
+    let ran = 0;
+    let waited = 0;
+    for (const [tid, [r, d]] of cur) {
+      let before = this.seen.get(tid);
+      if (!before || r < before[0] || d < before[1]) before = [0, 0]; // a new thread (or a reused id)
+      ran += r - before[0];
+      waited += d - before[1];
     }
     this.seen = cur;
-    this.waitNs += Math.max(0, Math.min(delta, (now - this.last) * 1e6));
+    this.waitNs += Math.max(0, Math.min(waited, (now - this.last) * 1e6 - ran));
     this.last = now;
   }
 

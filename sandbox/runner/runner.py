@@ -270,12 +270,14 @@ def self_cpu_ns():
 
 
 class WaitMeter:
-    """Time the program was runnable but waiting for a CPU: the kernel's per-thread run delay
-    (/proc/<tid>/schedstat, field 2) summed over every thread of the program (every process in
-    this container but the runner), sampled each tick; per tick at most the tick's own length (two
-    threads waiting at once are one wait of the program). A thread that ends between two ticks
-    loses its last tick's delay: the wait is a lower bound. Only inside our own container, where
-    /proc shows nothing else."""
+    """Time the program was runnable but kept off the CPU by other work (sandbox/meter.ts says
+    the same for the host side): from the kernel's per-thread run time and run delay
+    (/proc/<tid>/schedstat) of every thread of the program (every process in this container but
+    the runner), sampled each tick. A tick's wait is its threads' run-delay growth, but at most
+    the part of the tick the program did not run: threads that queue behind the program's own
+    threads (a fork bomb on its one core) are its own doing, not the host's. A thread that ends
+    between two ticks loses its last tick: the wait is a lower bound. Only inside our own
+    container, where /proc shows nothing else."""
 
     def __init__(self):
         self.on = SWEEP and os.path.exists("/proc/self/schedstat")
@@ -294,7 +296,8 @@ class WaitMeter:
             for t in _listdir("/proc/%s/task" % p):
                 try:
                     with open("/proc/%s/task/%s/schedstat" % (p, t)) as f:
-                        out[t] = int(f.read().split()[1])
+                        fields = f.read().split()
+                    out[t] = (int(fields[0]), int(fields[1]))
                 except (OSError, ValueError, IndexError):
                     pass
         return out
@@ -304,12 +307,15 @@ class WaitMeter:
             return
         now = time.monotonic()
         cur = self._read()
-        delta = 0
-        for t, d in cur.items():
+        ran = waited = 0
+        for t, (r, d) in cur.items():
             before = self.seen.get(t)
-            delta += d - before if before is not None and d >= before else d  # new thread (or a reused id)
+            if before is None or r < before[0] or d < before[1]:
+                before = (0, 0)  # a new thread (or a reused id)
+            ran += r - before[0]
+            waited += d - before[1]
         self.seen = cur
-        self.wait_ns += max(0, min(delta, int((now - self.last) * 1e9)))
+        self.wait_ns += max(0, min(waited, int((now - self.last) * 1e9) - ran))
         self.last = now
 
 
@@ -390,7 +396,7 @@ def spawn(argv, cwd, stdin, lim, extra_env=None, oom=None):
     killed_by = None
     exited = False
     grace_until = None
-    tick = 0.05
+    tick = 0.1
     used = None
 
     def tree_cpu_ns():
