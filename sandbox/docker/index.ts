@@ -75,7 +75,8 @@ export class DockerSandbox implements Sandbox {
     }
     ticket.start();
     // The runner ends every run by its plain wall-time bound at the latest (a loaded host).
-    const budget = jobHardWallMs(job) + 10_000;
+    // Its cleanup (reaping a tree, a container under memory pressure) gets 30 s more.
+    const budget = jobHardWallMs(job) + 30_000;
     let onAbort: (() => void) | undefined;
     try {
       const aborted = new Promise<never>((_, rej) => {

@@ -422,6 +422,9 @@ def spawn(argv, cwd, stdin, lim, extra_env=None, oom=None):
         events = poller.poll(max(1, int(timeout * 1000) + 1))
         for fd, ev in events:
             if fd == pidfd:
+                # A zombie's schedstat is still there and final: take its last tick now, before
+                # the reap below loses it.
+                meter.sample()
                 exited = True
                 grace_until = time.monotonic() + 0.05
                 poller.unregister(pidfd)
