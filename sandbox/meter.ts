@@ -41,17 +41,31 @@ function schedstat(tid: string): [number, number] | null {
   }
 }
 
+/** Whether a thread is running or runnable now (state R in /proc/<tid>/stat). */
+function isRunnable(tid: string): boolean {
+  try {
+    const s = readFileSync(`/proc/${tid}/stat`, "utf8");
+    return s.slice(s.lastIndexOf(")") + 2, s.lastIndexOf(")") + 3) === "R";
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The CPU and the wait-for-CPU of one run, sampled each tick. The wait of one tick is its
  * threads' run-delay growth, but at most the part of the tick the program did not run: threads
  * queued behind the program's own threads (a fork bomb) are its own doing, not the host's, and
  * two threads waiting at once are one wait. A thread that ends between two ticks loses its last
- * tick, so the wait is a lower bound (it never lets a program run longer than its load explains).
+ * tick. The kernel adds a wait to the run delay only when it ends (the thread gets a CPU), so a
+ * program with a thread runnable (state R) at both ends of a tick has its whole tick less what
+ * it ran counted as waiting: a wait still going on is not mistaken for the program's own time
+ * (a runnable program that is not waiting runs, and its CPU limit ends it).
  */
 export class RunMeter {
   private seen = new Map<string, [number, number]>();
   private waitNs = 0;
   private last = performance.now();
+  private runnable = false;
   private readonly cpu0: number | null;
   readonly t0 = performance.now();
 
@@ -62,12 +76,17 @@ export class RunMeter {
 
   private read(): Map<string, [number, number]> {
     const m = new Map<string, [number, number]>();
+    let runnable = false;
     for (const tid of this.probe.threads()) {
       const s = schedstat(tid);
       if (s) m.set(tid, s);
+      if (s && !runnable) runnable = isRunnable(tid);
     }
+    this.runnableNow = runnable;
     return m;
   }
+
+  private runnableNow = false;
 
   sample(): void {
     const now = performance.now();
@@ -81,7 +100,9 @@ export class RunMeter {
       waited += d - before[1];
     }
     this.seen = cur;
-    this.waitNs += Math.max(0, Math.min(waited, (now - this.last) * 1e6 - ran));
+    const idle = (now - this.last) * 1e6 - ran;
+    this.waitNs += Math.max(0, this.runnable && this.runnableNow ? idle : Math.min(waited, idle));
+    this.runnable = this.runnableNow;
     this.last = now;
   }
 

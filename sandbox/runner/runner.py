@@ -276,20 +276,24 @@ class WaitMeter:
     the runner), sampled each tick. A tick's wait is its threads' run-delay growth, but at most
     the part of the tick the program did not run: threads that queue behind the program's own
     threads (a fork bomb on its one core) are its own doing, not the host's. A thread that ends
-    between two ticks loses its last tick: the wait is a lower bound. Only inside our own
-    container, where /proc shows nothing else."""
+    between two ticks loses its last tick. The kernel adds a wait to the run delay only when it
+    ends (the thread gets a CPU), so a thread runnable (state R) at both ends of a tick has its
+    whole tick less what it ran counted as waiting: a wait still going on is not mistaken for
+    the program's own time. Only inside our own container, where /proc shows nothing else."""
 
     def __init__(self):
         self.on = SWEEP and os.path.exists("/proc/self/schedstat")
         self.seen = {}
         self.wait_ns = 0
         self.last = time.monotonic()
+        self.runnable = False
         if self.on:
-            self.seen = self._read()  # whatever exists before the program starts is not its wait
+            self.seen, _ = self._read()  # whatever exists before the program starts is not its wait
 
     def _read(self):
         me = str(os.getpid())
         out = {}
+        runnable = False
         for p in _listdir("/proc"):
             if not p.isdigit() or p == me:
                 continue
@@ -298,15 +302,18 @@ class WaitMeter:
                     with open("/proc/%s/task/%s/schedstat" % (p, t)) as f:
                         fields = f.read().split()
                     out[t] = (int(fields[0]), int(fields[1]))
+                    if not runnable:
+                        with open("/proc/%s/task/%s/stat" % (p, t)) as f:
+                            runnable = f.read().rsplit(")", 1)[1].split()[0] == "R"
                 except (OSError, ValueError, IndexError):
                     pass
-        return out
+        return out, runnable
 
     def sample(self):
         if not self.on:
             return
         now = time.monotonic()
-        cur = self._read()
+        cur, runnable = self._read()
         ran = waited = 0
         for t, (r, d) in cur.items():
             before = self.seen.get(t)
@@ -315,7 +322,9 @@ class WaitMeter:
             ran += r - before[0]
             waited += d - before[1]
         self.seen = cur
-        self.wait_ns += max(0, min(waited, int((now - self.last) * 1e9) - ran))
+        idle = int((now - self.last) * 1e9) - ran
+        self.wait_ns += max(0, idle if runnable and self.runnable else min(waited, idle))
+        self.runnable = runnable
         self.last = now
 
 
