@@ -1,5 +1,5 @@
 /**
- * The same reward on a busy machine: the 44 items of tests/busy-machine.test.ts (right and wrong
+ * The same reward on a busy machine: the 42 items of tests/busy-machine.test.ts (right and wrong
  * Python and C++ programs, programs near their CPU limit, hostile ones) scored in one
  * /reward/batch idle, then with a CPU hog at 4x oversubscription (4 busy loops per core), then
  * with an I/O and memory hog. Reports, per phase: agreement with the expected rewards, nulls,

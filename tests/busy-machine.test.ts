@@ -1,5 +1,5 @@
 /**
- * The same reward on a busy machine (issue 36): 44 code items (right and wrong programs in
+ * The same reward on a busy machine (issue 36): 42 code items (right and wrong programs in
  * Python and C++, stdin/stdout and function calls, programs that use most of their CPU limit,
  * and hostile ones: many sleeping processes, a memory bomb over many processes, System V
  * message queues, a fork bomb, an endless loop) scored through HTTP on an idle machine, again
@@ -27,7 +27,7 @@ const ITEMS = items();
 function busySuite(name: string, open: () => Promise<Opened>) {
   return async () => {
     const opened = await open();
-    describe(`${name}: the same rewards idle, under a CPU hog and under an I/O and memory hog`, { skip: opened.skip, timeout: 240_000 }, () => {
+    describe(`${name}: the same rewards idle, under a CPU hog and under an I/O and memory hog`, { skip: opened.skip, timeout: 900_000 }, () => {
       const sb = opened.sandbox as Sandbox;
       after(() => sb?.close());
       const phases: [string, (dir: string) => ChildProcess[]][] = [
@@ -36,7 +36,7 @@ function busySuite(name: string, open: () => Promise<Opened>) {
         ["I/O and memory hog", ioMemoryHog],
       ];
       for (const [phase, hog] of phases) {
-        test(phase, { timeout: 120_000 }, async () => {
+        test(phase, { timeout: 300_000 }, async () => {
           const { app } = await testApp({}, [], { sandbox: fakeSandbox(sb) });
           const dir = mkdtempSync(join(tmpdir(), "assay-hog-"));
           const hogs = hog(dir);
