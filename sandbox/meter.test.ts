@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { readdirSync } from "node:fs";
-import { RunMeter, hardWallMs, overloadMessage } from "./meter.js";
+import { RunMeter, hardWallMs, overloadMessage, ownTimeMs } from "./meter.js";
 
 const busy = (cpu: string, seconds: number): ChildProcess =>
   spawn("taskset", ["-c", cpu, "python3", "-c", `import time\nt=time.time()\nwhile time.time()-t<${seconds}: pass`], { stdio: "ignore" });
@@ -59,4 +59,12 @@ test("CPU over the whole tree is a time limit; the plain wall bound is 'overload
   assert.equal(meter.check({ wallMs: 10_000, cpuMs: 50 }), "time_limit");
   assert.equal(hardWallMs(1000), 10_000);
   assert.match(overloadMessage({ wallMs: 10_000, waitMs: 9500, cpuMs: 300 }, { wallMs: 1000, cpuMs: 1000 }), /host is overloaded.*waited 9500 ms of 10000 ms.*no verdict/);
+});
+
+test("a run's own time: wall less the wait for a CPU; a run a limit ended is charged at most that limit", () => {
+  assert.equal(ownTimeMs({ status: "finished", wallMs: 5000, waitMs: 4400 }, 3000, 10_000), 600);
+  assert.equal(ownTimeMs({ status: "finished", wallMs: 5000 }, 3000, 10_000), 5000);
+  // Killed at its limit; reaping its tree on a loaded host took 4 s more: the machine's time.
+  assert.equal(ownTimeMs({ status: "time_limit", wallMs: 9000, waitMs: 2000 }, 3000, 10_000), 3000);
+  assert.equal(ownTimeMs({ status: "finished", wallMs: 100, waitMs: 50, compile: { status: "finished", wallMs: 4000, waitMs: 3000 } }, 3000, 10_000), 1050);
 });

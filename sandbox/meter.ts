@@ -128,6 +128,25 @@ export class RunMeter {
   }
 }
 
+/**
+ * A run's own time: its wall time (and its compile's) less the time it waited for a CPU; for a
+ * run a limit ended, at most that limit: what it took past it to end and reap a process tree on
+ * a loaded host is the machine's time. What a caller's deadline is charged for a run it waited
+ * for with the clock stopped (VerifyContext.unclocked).
+ */
+export function ownTimeMs(
+  r: { status: string; wallMs: number; waitMs?: number | null; compile?: { status: string; wallMs: number; waitMs?: number | null } },
+  wallLimitMs: number,
+  compileLimitMs: number,
+): number {
+  const ended = (status: string) => status !== "finished" && status !== "runtime_error";
+  const own = (status: string, wall: number, wait: number | null | undefined, cap: number) => {
+    const t = Math.max(0, wall - (wait ?? 0));
+    return ended(status) ? Math.min(cap, t) : t;
+  };
+  return own(r.status, r.wallMs, r.waitMs, wallLimitMs) + (r.compile ? own(r.compile.status, r.compile.wallMs, r.compile.waitMs, compileLimitMs) : 0);
+}
+
 /** Why an `overloaded` run is no verdict: the reason of the null it becomes. */
 export function overloadMessage(r: { wallMs: number; waitMs?: number | null; cpuMs?: number | null }, limits?: { wallMs: number; cpuMs: number }, what = "the program"): string {
   const ms = (x: number | null | undefined) => (x === null || x === undefined ? "?" : String(Math.round(x)));

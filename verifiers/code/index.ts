@@ -18,6 +18,7 @@ import { defineVerifier, type VerifyContext } from "../../src/core/verifier.js";
 import type { RunOutcome, RunRequest, Sandbox } from "../../sandbox/types.js";
 import { canonicalLanguage, compileMsOf, fenceLanguage, isCompiled } from "../../sandbox/languages.js";
 import { PACKAGE_ROOT } from "../../sandbox/paths.js";
+import { ownTimeMs } from "../../sandbox/meter.js";
 import { extractProgram } from "./extract.js";
 import { exactJson, outputsMatch, shortDiff, valuesMatch } from "./compare.js";
 import { parseReference, type Suite } from "./suite.js";
@@ -73,15 +74,7 @@ function timesOf(r: RunOutcome): Pick<TestDetail, "ms" | "cpu_ms" | "wait_ms"> {
   return t;
 }
 
-/**
- * A run's own time: its wall time (and its compile's) less the time it waited for a CPU, at most
- * its wall limit (and its compile's): what it took past that to end and reap a process tree
- * on a loaded host is the machine's time, not the item's.
- */
-function ownMs(r: RunOutcome, wallLimitMs: number, compileLimitMs: number): number {
-  const own = (wall: number, wait: number | null | undefined, cap: number) => Math.min(cap, Math.max(0, wall - (wait ?? 0)));
-  return own(r.wallMs, r.waitMs, wallLimitMs) + (r.compile ? own(r.compile.wallMs, r.compile.waitMs, compileLimitMs) : 0);
-}
+
 
 const clip = (s: string, n = 300) => (s.length > n ? s.slice(0, n) + "…" : s);
 
@@ -176,7 +169,7 @@ export const code = defineVerifier({
     const queued = ctx.unclocked?.bind(ctx);
     const run = (req: Omit<RunRequest, "limits" | "signal">) => {
       const going = sandbox.run({ ...req, limits, signal: ctx.signal, queued });
-      return ctx.unclocked ? ctx.unclocked(going, (r) => ownMs(r, wallMs, plan.compileMs)) : going;
+      return ctx.unclocked ? ctx.unclocked(going, (r) => ownTimeMs(r, wallMs, plan.compileMs)) : going;
     };
 
     const details: TestDetail[] = suite.kind === "assert"
