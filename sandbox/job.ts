@@ -2,9 +2,13 @@
 import { createHash } from "node:crypto";
 import { DEFAULT_LIMITS, type RunLimits, type RunOutcome, type RunRequest } from "./types.js";
 import { LANGUAGES, canonicalLanguage, heapMb, type LanguageSpec } from "./languages.js";
+import { hardWallMs, overloadMessage } from "./meter.js";
 
-/** Limits as the runner applies them: `addressSpaceMb` is the RLIMIT_AS (0: none), memoryMb the cgroup's share. */
-export type JobLimits = RunLimits & { nproc?: number; addressSpaceMb: number };
+/**
+ * Limits as the runner applies them: `addressSpaceMb` is the RLIMIT_AS (0: none), memoryMb the
+ * cgroup's share, `hardWallMs` the plain wall-time bound whatever the load (sandbox/meter.ts).
+ */
+export type JobLimits = RunLimits & { nproc?: number; addressSpaceMb: number; hardWallMs: number };
 
 export interface RunnerJob {
   id: number;
@@ -63,7 +67,7 @@ export function makeJob(req: RunRequest, spec: LanguageSpec, limits: RunLimits):
     env: env(spec.env),
     files,
     stdin: wellFormed(req.stdin ?? ""),
-    limits: { ...limits, addressSpaceMb: spec.addressSpaceMb ? spec.addressSpaceMb(limits.memoryMb) : limits.memoryMb },
+    limits: { ...limits, addressSpaceMb: spec.addressSpaceMb ? spec.addressSpaceMb(limits.memoryMb) : limits.memoryMb, hardWallMs: hardWallMs(limits.wallMs) },
     oom: spec.oomMarkers,
   };
   if (spec.compile) {
@@ -76,7 +80,7 @@ export function makeJob(req: RunRequest, spec: LanguageSpec, limits: RunLimits):
       output: spec.compile.output,
       // Everything that changes the output: the image, the command, its environment and every file.
       key: createHash("sha256").update(JSON.stringify([spec.image, argv, cenv, spec.compile.output, files])).digest("hex"),
-      limits: { wallMs: compileMs, cpuMs: compileMs, memoryMb: 2048, addressSpaceMb: spec.compile.addressSpaceMb, outputBytes: 1 << 16, pids: 64 },
+      limits: { wallMs: compileMs, cpuMs: compileMs, memoryMb: 2048, addressSpaceMb: spec.compile.addressSpaceMb, outputBytes: 1 << 16, pids: 64, hardWallMs: hardWallMs(compileMs) },
     };
   }
   return job;
@@ -94,9 +98,19 @@ export function notStarted(message: string, wallMs = 0): RunOutcome {
   return { status: "not_started", exitCode: null, signal: null, stdout: "", stderr: "", truncated: false, wallMs, cpuMs: null, message };
 }
 
+/** The worst-case wall time of a job (its runs and compile at their plain wall-time bounds), ms. */
+export function jobHardWallMs(job: RunnerJob): number {
+  return job.limits.hardWallMs + (job.compile?.limits.hardWallMs ?? 0);
+}
+
 /** The runner's JSON answer as a RunOutcome. */
-export function outcomeOf(r: any): RunOutcome {
+export function outcomeOf(r: any, job?: RunnerJob): RunOutcome {
   if (r.status === "sandbox_error") return sandboxError(String(r.message ?? "runner failed"));
+  if (r.status === "overloaded") {
+    const compiling = r.compile?.status === "overloaded";
+    const o = sandboxError(overloadMessage(r, compiling ? job?.compile?.limits : job?.limits, compiling ? "the compiler" : "the program"), r.wallMs ?? 0);
+    return { ...o, cpuMs: r.cpuMs ?? null, waitMs: r.waitMs ?? null };
+  }
   const o: RunOutcome = {
     status: r.status,
     exitCode: r.exitCode ?? null,
@@ -106,8 +120,9 @@ export function outcomeOf(r: any): RunOutcome {
     truncated: !!r.truncated,
     wallMs: r.wallMs ?? 0,
     cpuMs: r.cpuMs ?? null,
+    waitMs: r.waitMs ?? null,
   };
-  if (r.compile) o.compile = { status: r.compile.status, stdout: r.compile.stdout ?? "", stderr: r.compile.stderr ?? "", wallMs: r.compile.wallMs ?? 0 };
+  if (r.compile) o.compile = { status: r.compile.status, stdout: r.compile.stdout ?? "", stderr: r.compile.stderr ?? "", wallMs: r.compile.wallMs ?? 0, cpuMs: r.compile.cpuMs ?? null, waitMs: r.compile.waitMs ?? null };
   if (r.leftover) o.message = "the program left processes behind; they were killed";
   return o;
 }

@@ -8,7 +8,7 @@ import type { RunOutcome } from "./types.js";
 
 /** A process run with a wall timer and capped output: the raw half of a RunOutcome. */
 export interface CappedResult extends Pick<RunOutcome, "exitCode" | "signal" | "stdout" | "stderr" | "truncated" | "wallMs"> {
-  killedBy: "time_limit" | "output_limit" | "aborted" | null;
+  killedBy: "time_limit" | "output_limit" | "aborted" | "overloaded" | null;
   spawnError?: string;
   /** What the process wrote on fd 3 (with `fd3: true`). */
   fd3?: string;
@@ -45,6 +45,12 @@ export interface SpawnCappedOptions {
   signal?: AbortSignal;
   /** Data for file descriptors 4, 5, ... (pipes the child reads: bwrap's --seccomp and --file). */
   inputs?: (string | Buffer)[];
+  /**
+   * Limits measured while the process runs (sandbox/meter.ts): `check` is called every `everyMs`
+   * and a reason it returns ends the process. With a watch, `wallMs` is the plain wall-time bound
+   * and passing it ends the process as `overloaded`; without, as `time_limit`.
+   */
+  watch?: { everyMs: number; check(): "time_limit" | "overloaded" | null };
 }
 
 export function spawnCapped(argv: string[], opts: SpawnCappedOptions): Promise<CappedResult> {
@@ -69,7 +75,11 @@ export function spawnCapped(argv: string[], opts: SpawnCappedOptions): Promise<C
         /* already gone */
       }
     };
-    const timer = setTimeout(() => kill("time_limit"), opts.wallMs);
+    const timer = setTimeout(() => kill(opts.watch ? "overloaded" : "time_limit"), opts.wallMs);
+    const watch = opts.watch && setInterval(() => {
+      const why = opts.watch!.check();
+      if (why) kill(why);
+    }, opts.watch.everyMs);
     const onAbort = () => kill("aborted");
     opts.signal?.addEventListener("abort", onAbort, { once: true });
     const out = new Capped(opts.outputBytes, () => kill("output_limit"));
@@ -88,8 +98,10 @@ export function spawnCapped(argv: string[], opts: SpawnCappedOptions): Promise<C
       w?.on("error", () => {}); // bwrap failed before reading it: its answer says why
       w?.end(data);
     });
+    child.on("exit", () => clearInterval(watch)); // what it did is measured: no verdict after it ended
     child.on("close", (code, sig) => {
       clearTimeout(timer);
+      clearInterval(watch);
       opts.signal?.removeEventListener("abort", onAbort);
       resolve({
         exitCode: code,

@@ -6,7 +6,7 @@
 export type RunStatus =
   | "finished" // exited on its own (any exit code; see exitCode)
   | "runtime_error" // killed by a signal or crashed (non-zero exit is "finished" + exitCode)
-  | "time_limit" // CPU or wall limit hit
+  | "time_limit" // CPU limit (the whole process tree's) or wall limit (less the wait for a CPU) hit
   | "memory_limit" // memory limit hit (OOM kill)
   | "output_limit" // stdout/stderr exceeded the cap (process killed)
   | "compile_error" // a compile step failed
@@ -61,9 +61,16 @@ export interface RunOutcome {
   stderr: string;
   truncated: boolean;
   wallMs: number;
+  /** CPU time of the run's whole process tree, ms (null where the backend cannot count it). */
   cpuMs: number | null;
+  /**
+   * Of `wallMs`, the time the program was runnable but waiting for a CPU (the host's load), ms;
+   * the wall limit is applied to `wallMs - waitMs` (sandbox/meter.ts). Absent or null where the
+   * backend cannot measure it (then the wall limit is applied to wall time).
+   */
+  waitMs?: number | null;
   /** For compiled languages: what the compiler said. */
-  compile?: { status: RunStatus; stdout: string; stderr: string; wallMs: number };
+  compile?: { status: RunStatus; stdout: string; stderr: string; wallMs: number; cpuMs?: number | null; waitMs?: number | null };
   /** Human-readable note from the backend (why sandbox_error, etc.). */
   message?: string;
 }

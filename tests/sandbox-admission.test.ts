@@ -16,6 +16,7 @@ import assert from "node:assert/strict";
 import request from "supertest";
 import type { RunOutcome, RunRequest, Sandbox, SandboxLoad } from "../sandbox/types.js";
 import { Ledger } from "../sandbox/load.js";
+import { parseCpuPressure } from "../src/core/pressure.js";
 import { testApp, fakeSandbox } from "./helpers.js";
 import { openDockerForTests, openBwrapForTests, type Opened } from "./sandboxes.js";
 
@@ -29,15 +30,19 @@ const item = (over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
-/** A fake backend: each run waits `queueMs` for a slot (through req.queued), then `runMs` running. */
-function slowSandbox(queueMs: number, runMs: number, load?: SandboxLoad): Sandbox {
+/**
+ * A fake backend: each run waits `queueMs` for a slot (through req.queued), then `runMs` running,
+ * of which it reports `cpuWaitMs` as time spent waiting for a CPU (the host's load).
+ */
+function slowSandbox(queueMs: number, runMs: number, load?: SandboxLoad, cpuWaitMs = 0): Sandbox {
   return {
     name: "fake", languages: ["python"],
     run: async (req: RunRequest) => {
       const slot = sleep(queueMs);
       await (req.queued ? req.queued(slot) : slot);
+      const t0 = performance.now();
       await sleep(runMs);
-      return ok("42\n");
+      return { ...ok("42\n"), wallMs: performance.now() - t0, waitMs: Math.min(cpuWaitMs, performance.now() - t0) };
     },
     load: load ? () => load : undefined,
     close: async () => {},
@@ -62,11 +67,24 @@ describe("waiting for a slot does not count against the item's deadline", () => 
     assert.equal(res.body.reward, 1, JSON.stringify(res.body));
   });
 
-  test("the clock still runs while the program runs: 1.5 s of running past a 600 ms deadline is null", async () => {
+  test("the program's own running time counts: 1.5 s of running past a 600 ms deadline is null", async () => {
     const { app } = await testApp(env, [], { sandbox: fakeSandbox(slowSandbox(0, 1500)) });
     const res = await request(app).post("/reward").send(item()).expect(200);
     assert.equal(res.body.reward, null);
     assert.match(res.body.reason, /deadline of 600 ms exceeded/);
+  });
+
+  test("a run's wait for a CPU does not count: 1.5 s of running, 1.4 s of it waiting for a CPU, 600 ms deadline: scored 1", async () => {
+    const { app } = await testApp(env, [], { sandbox: fakeSandbox(slowSandbox(0, 1500, undefined, 1400)) });
+    const res = await request(app).post("/reward").send(item()).expect(200);
+    assert.equal(res.body.reward, 1, JSON.stringify(res.body));
+  });
+
+  test("tests run side by side are charged their own time once, not once each", async () => {
+    // Four tests at once (concurrency 4), each 400 ms of its own: 400 ms of the item's 600 ms, not 1.6 s.
+    const { app } = await testApp(env, [], { sandbox: fakeSandbox(slowSandbox(0, 400)) });
+    const res = await request(app).post("/reward").send(item({ reference: { inputs: Array(4).fill("21\n"), outputs: Array(4).fill("42\n") } })).expect(200);
+    assert.equal(res.body.reward, 1, JSON.stringify(res.body));
   });
 
   test("a batch whose items queue one after another: every item scores", async () => {
@@ -161,6 +179,27 @@ describe("admission: refused up front past ASSAY_SANDBOX_MAX_WAIT_MS", () => {
     const done = await big;
     assert.equal(done.status, 200);
     assert.equal(done.body.results.length, 61);
+  });
+
+  test("CPU pressure past ASSAY_SANDBOX_CPU_PRESSURE_MAX: 429 for code items with Retry-After from the stall; other verifiers pass", async () => {
+    const { app, runtime } = await testApp({ ASSAY_SANDBOX_CPU_PRESSURE_MAX: "90" }, [], { sandbox: fakeSandbox(slowSandbox(0, 1)) });
+    runtime.scorer.hostPressure = () => ({ some10: 97.5, some60: 80 });
+    const res = await request(app).post("/reward").send(item()).expect(429);
+    assert.equal(res.headers["retry-after"], "10");
+    assert.match(res.body.error, /host overloaded.*97\.5%.*ASSAY_SANDBOX_POOL/);
+    await request(app).post("/reward/batch").send({ items: [item()] }).expect(429);
+    const text = await request(app).post("/reward/batch").send({ items: [{ verifier: "exact", response: "a", reference: "a" }] }).expect(200);
+    assert.equal(text.body.results[0].reward, 1);
+    runtime.scorer.hostPressure = () => ({ some10: 60, some60: 80 });
+    assert.equal((await request(app).post("/reward").send(item()).expect(200)).body.reward, 1);
+    const { app: off, runtime: r2 } = await testApp({ ASSAY_SANDBOX_CPU_PRESSURE_MAX: "0" }, [], { sandbox: fakeSandbox(slowSandbox(0, 1)) });
+    r2.scorer.hostPressure = () => ({ some10: 100, some60: 100 });
+    assert.equal((await request(off).post("/reward").send(item()).expect(200)).body.reward, 1);
+  });
+
+  test("/proc/pressure/cpu is read as PSI writes it", () => {
+    assert.deepEqual(parseCpuPressure("some avg10=18.60 avg60=9.34 avg300=4.41 total=20612571\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"), { some10: 18.6, some60: 9.34 });
+    assert.equal(parseCpuPressure("garbage"), null);
   });
 
   test("a calm sandbox admits", async () => {

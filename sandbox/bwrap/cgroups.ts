@@ -6,19 +6,25 @@
 import { existsSync, mkdirSync, rmdirSync, writeFileSync, readFileSync, chownSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 
+/** Where a v1 host mounts the CPU accounting controller (alone, or with cpu). */
+const CPUACCT_V1 = ["/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/cpu,cpuacct"];
+
 export class SlotCgroups {
-  private constructor(private readonly kind: "v1" | "v2", private readonly dirs: { memory: string; pids: string }) {}
+  /** `dirs.cpu`: the CPU accounting group (v1 cpuacct; v2's cpu.stat is in every group), if any. */
+  private constructor(private readonly kind: "v1" | "v2", private readonly dirs: { memory: string; pids: string; cpu?: string }) {}
 
   /** Creates `assay-bwrap-<pid>` groups, or returns why it cannot. */
   static open(): SlotCgroups | string {
     if (process.getuid?.() !== 0) return "not root";
     const name = `assay-bwrap-${process.pid}`;
-    for (const top of ["/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids", "/sys/fs/cgroup"]) removeStale(top);
+    for (const top of ["/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids", "/sys/fs/cgroup", ...CPUACCT_V1]) removeStale(top);
     try {
       if (existsSync("/sys/fs/cgroup/memory/cgroup.procs") && existsSync("/sys/fs/cgroup/pids/cgroup.procs")) {
-        const dirs = { memory: join("/sys/fs/cgroup/memory", name), pids: join("/sys/fs/cgroup/pids", name) };
+        const acct = CPUACCT_V1.find((d) => existsSync(join(d, "cpuacct.usage")));
+        const dirs = { memory: join("/sys/fs/cgroup/memory", name), pids: join("/sys/fs/cgroup/pids", name), cpu: acct && join(acct, name) };
         mkdirSync(dirs.memory, { recursive: true });
         mkdirSync(dirs.pids, { recursive: true });
+        if (dirs.cpu) mkdirSync(dirs.cpu, { recursive: true });
         return new SlotCgroups("v1", dirs);
       }
       if (existsSync("/sys/fs/cgroup/cgroup.controllers")) {
@@ -27,7 +33,7 @@ export class SlotCgroups {
         const dir = join("/sys/fs/cgroup", name);
         mkdirSync(dir, { recursive: true });
         writeFileSync(join(dir, "cgroup.subtree_control"), "+memory +pids");
-        return new SlotCgroups("v2", { memory: dir, pids: dir });
+        return new SlotCgroups("v2", { memory: dir, pids: dir, cpu: dir });
       }
       return "no cgroup file system";
     } catch (e) {
@@ -50,9 +56,14 @@ export class SlotCgroups {
       writeFileSync(join(mem, "memory.swap.max"), "0");
       writeFileSync(join(pid, "pids.max"), String(pids));
     }
-    const procs = [...new Set([join(mem, "cgroup.procs"), join(pid, "cgroup.procs")])];
+    if (this.dirs.cpu) mkdirSync(join(this.dirs.cpu, `slot-${slot}`), { recursive: true });
+    const procs = [...new Set([join(mem, "cgroup.procs"), join(pid, "cgroup.procs"), ...(this.dirs.cpu ? [join(this.dirs.cpu, `slot-${slot}`, "cgroup.procs")] : [])])];
     for (const p of procs) chownSync(p, uid, uid);
     return procs;
+  }
+
+  private all(): string[] {
+    return [...new Set([this.dirs.memory, this.dirs.pids, ...(this.dirs.cpu ? [this.dirs.cpu] : [])])];
   }
 
   /** OOM kills in slot `slot` so far (to tell a memory kill from any other SIGKILL). */
@@ -67,9 +78,32 @@ export class SlotCgroups {
     }
   }
 
+  /** CPU time used in slot `slot` so far, ns (every process that ever ran in it); null without CPU accounting. */
+  cpuNs(slot: number): number | null {
+    if (!this.dirs.cpu) return null;
+    const dir = join(this.dirs.cpu, `slot-${slot}`);
+    try {
+      if (this.kind === "v1") return Number(readFileSync(join(dir, "cpuacct.usage"), "utf8").trim());
+      const m = /^usage_usec (\d+)/m.exec(readFileSync(join(dir, "cpu.stat"), "utf8"));
+      return m ? Number(m[1]) * 1000 : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** The thread ids in slot `slot` now (the pids group's: at most its pids limit). */
+  threads(slot: number): string[] {
+    try {
+      const f = this.kind === "v1" ? join(this.dirs.pids, `slot-${slot}`, "tasks") : join(this.dirs.pids, `slot-${slot}`, "cgroup.threads");
+      return readFileSync(f, "utf8").split("\n").filter(Boolean);
+    } catch {
+      return [];
+    }
+  }
+
   close(slots: number): void {
     for (let i = 0; i < slots; i++) {
-      for (const d of new Set([this.dirs.memory, this.dirs.pids])) {
+      for (const d of this.all()) {
         try {
           rmdirSync(join(d, `slot-${i}`));
         } catch {
@@ -77,7 +111,7 @@ export class SlotCgroups {
         }
       }
     }
-    for (const d of new Set([this.dirs.memory, this.dirs.pids])) {
+    for (const d of this.all()) {
       try {
         rmdirSync(d);
       } catch {

@@ -24,6 +24,10 @@ import type { SandboxConfig } from "../../src/core/config.js";
 import { limitsOf, makeJob, notStarted, NotStartedError, sandboxError, specOf, type JobLimits } from "../job.js";
 import { spawnCapped, signalOfExit, type CappedResult } from "../process.js";
 import { SlotCgroups } from "./cgroups.js";
+import { RunMeter, overloadMessage } from "../meter.js";
+
+/** A bwrap run's result with what its meter measured (null where the slot has no cgroups). */
+type Metered = CappedResult & { cpuMs: number | null; waitMs: number | null };
 import { PACKAGE_ROOT } from "../paths.js";
 
 const BASE_UID = 61000;
@@ -188,7 +192,7 @@ export class BwrapSandbox implements Sandbox {
    * One bubblewrap sandbox. `scratch`: a host directory bound at /sandbox/run (the compile step,
    * whose output is kept), or the files of a run, copied into a fresh tmpfs of ASSAY_SANDBOX_SCRATCH_MB.
    */
-  private exec(slot: number, rootfs: string, scratch: string | RunFiles, argv: string[], limits: JobLimits, env: Record<string, string>, stdin: string, signal?: AbortSignal): Promise<CappedResult> {
+  private async exec(slot: number, rootfs: string, scratch: string | RunFiles, argv: string[], limits: JobLimits, env: Record<string, string>, stdin: string, signal?: AbortSignal): Promise<Metered> {
     const cpuS = Math.max(1, Math.ceil(limits.cpuMs / 1000));
     const uid = BASE_UID + slot;
     // A VM's spec lifts the address-space rlimit (0) and leaves memory to the slot's cgroup;
@@ -250,20 +254,30 @@ export class BwrapSandbox implements Sandbox {
     // Join the slot's cgroups first (a shell that moves itself, then execs), so every process of
     // the run is inside before the program starts.
     let join_: string[] = [];
-    if (typeof this.cgroups !== "string") {
-      const procs = this.cgroups.prepare(slot, uid, limits.memoryMb + 64, limits.pids + 8);
+    let meter: RunMeter | undefined;
+    const cg = this.cgroups;
+    if (typeof cg !== "string") {
+      const procs = cg.prepare(slot, uid, limits.memoryMb + 64, limits.pids + 8);
       join_ = ["/bin/sh", "-c", procs.map((p) => `echo $$ > ${p}`).join(" && ") + ' && exec "$@"', "sh"];
+      // The slot's CPU accounting and threads time the run by its own work (sandbox/meter.ts).
+      if (cg.cpuNs(slot) !== null) meter = new RunMeter({ cpuNs: () => cg.cpuNs(slot), threads: () => cg.threads(slot) });
     }
-    return spawnCapped([...join_, ...pl, ...bw, ...argv], {
+    const r = await spawnCapped([...join_, ...pl, ...bw, ...argv], {
       stdin,
-      wallMs: limits.wallMs,
+      // With a meter, the wall limit is applied to wall time less the wait for a CPU, and this
+      // is the plain bound; without, the wall limit itself.
+      wallMs: meter ? limits.hardWallMs : limits.wallMs,
       outputBytes: limits.outputBytes,
       uid: this.root ? uid : undefined,
       gid: this.root ? uid : undefined,
       signal,
       fd3: true,
       inputs,
+      ...(meter ? { watch: { everyMs: 100, check: () => meter!.check(limits) } } : {}),
     });
+    if (!meter) return { ...r, cpuMs: null, waitMs: null };
+    meter.sample();
+    return { ...r, cpuMs: meter.cpuMs(), waitMs: meter.waitMs() };
   }
 
   async run(req: RunRequest): Promise<RunOutcome> {
@@ -300,6 +314,10 @@ export class BwrapSandbox implements Sandbox {
       if (r.spawnError) return sandboxError(`cannot start bwrap: ${r.spawnError}`);
       if (r.killedBy === "aborted") return sandboxError("aborted", r.wallMs);
       if (isSetupFailure(r)) return sandboxError(`bwrap failed: ${r.stderr.trim().slice(0, 300)}`, r.wallMs);
+      // Stopped at the plain wall bound within its own limits: the host's load, no verdict.
+      if (r.killedBy === "overloaded" && !(r.cpuMs !== null && r.cpuMs > job.limits.cpuMs)) {
+        return { ...sandboxError(overloadMessage(r, job.limits), r.wallMs), cpuMs: r.cpuMs, waitMs: r.waitMs };
+      }
       // bwrap reports a child killed by a signal as 128+signal.
       const sig = r.signal ?? signalOfExit(r.exitCode);
       const stderr = programStderr(r).stderr;
@@ -311,7 +329,8 @@ export class BwrapSandbox implements Sandbox {
         stderr,
         truncated: r.truncated,
         wallMs: r.wallMs,
-        cpuMs: null,
+        cpuMs: r.cpuMs,
+        waitMs: r.waitMs,
         ...(compile ? { compile } : {}),
       };
     } catch (e) {
@@ -341,9 +360,13 @@ export class BwrapSandbox implements Sandbox {
     const raw = await this.exec(slot, rootfs, dir, step.argv, step.limits, step.env, "", signal);
     if (raw.spawnError) return { failed: sandboxError(`cannot start bwrap: ${raw.spawnError}`) };
     if (isSetupFailure(raw)) return { failed: sandboxError(`bwrap failed: ${raw.stderr.trim().slice(0, 300)}`) };
-    const c = programStderr(raw);
+    if (raw.killedBy === "overloaded" && !(raw.cpuMs !== null && raw.cpuMs > step.limits.cpuMs)) {
+      return { failed: { ...sandboxError(overloadMessage(raw, step.limits, "the compiler"), raw.wallMs), cpuMs: raw.cpuMs, waitMs: raw.waitMs } };
+    }
+    const c = programStderr(raw) as Metered;
     const ok = !c.killedBy && c.exitCode === 0 && existsSync(target);
-    const compile = { status: ok ? "finished" : c.killedBy === "time_limit" ? "time_limit" : "compile_error", stdout: c.stdout, stderr: c.stderr, wallMs: c.wallMs } as const;
+    const timedOut = c.killedBy === "time_limit" || c.killedBy === "overloaded" || (c.cpuMs !== null && c.cpuMs > step.limits.cpuMs);
+    const compile = { status: ok ? "finished" : timedOut ? "time_limit" : "compile_error", stdout: c.stdout, stderr: c.stderr, wallMs: c.wallMs, cpuMs: c.cpuMs, waitMs: c.waitMs } as const;
     if (!ok) {
       return { failed: { status: "compile_error", exitCode: c.exitCode, signal: c.signal, stdout: "", stderr: c.stderr, truncated: c.truncated, wallMs: 0, cpuMs: null, compile } };
     }
@@ -369,11 +392,16 @@ export class BwrapSandbox implements Sandbox {
   }
 
   /** What ended the program: our limits first, then the kernel's and the runtime's own words. */
-  private statusOf(r: { killedBy?: RunStatus | "aborted" | null; exitCode: number | null; wallMs: number }, sig: string | null, stderr: string, slot: number, ooms: number, oomMarkers: string[], cpuMs: number): RunStatus {
+  private statusOf(r: Pick<Metered, "killedBy" | "exitCode" | "wallMs" | "cpuMs">, sig: string | null, stderr: string, slot: number, ooms: number, oomMarkers: string[], cpuMs: number): RunStatus {
     // Runtimes print the out-of-memory line first and a stack dump after it (Go, V8): both ends.
     const tail = stderr.slice(0, 2000) + stderr.slice(-2000);
+    // (overloaded reaches here only past its CPU limit: a time limit.)
+    if (r.killedBy === "overloaded") return "time_limit";
     if (r.killedBy && r.killedBy !== "aborted") return r.killedBy;
     if (sig === "SIGXCPU") return "time_limit";
+    // The whole tree's CPU time (a program that spread its work over processes, each under
+    // the per-process rlimit).
+    if (r.cpuMs !== null && r.cpuMs > cpuMs) return "time_limit";
     if (typeof this.cgroups !== "string" && this.cgroups.oomKills(slot) > ooms) return "memory_limit";
     if ((r.exitCode !== 0 || sig) && oomMarkers.some((m) => tail.includes(m))) return "memory_limit";
     // SIGKILL is the CPU rlimit's hard limit (a runtime that ignores SIGXCPU, as Go's does) once

@@ -10,7 +10,7 @@ import { hostname } from "node:os";
 import type { RunOutcome, RunRequest, Sandbox, SandboxLoad } from "../types.js";
 import { imageTag, recipeFor } from "../images.js";
 import { LANGUAGES, notBuiltReason } from "../languages.js";
-import { limitsOf, makeJob, notStarted, NotStartedError, outcomeOf, sandboxError, specOf } from "../job.js";
+import { jobHardWallMs, limitsOf, makeJob, notStarted, NotStartedError, outcomeOf, sandboxError, specOf } from "../job.js";
 import { LABEL, withTimeout, type DockerOptions, type Worker } from "./worker.js";
 import { Pool } from "./pool.js";
 import { connectionOf, Engines } from "./engines.js";
@@ -112,7 +112,9 @@ export class DockerSandbox implements Sandbox {
       return sandboxError(`no sandbox container: ${(e as Error).message}`, performance.now() - t0);
     }
     ticket.start();
-    const budget = limits.wallMs + (job.compile?.limits.wallMs ?? 0) + 10_000;
+    // The runner ends every run by its plain wall-time bound at the latest (a loaded host).
+    // Its cleanup (reaping a tree, a container under memory pressure) gets 30 s more.
+    const budget = jobHardWallMs(job) + 30_000;
     let onAbort: (() => void) | undefined;
     try {
       const aborted = new Promise<never>((_, rej) => {
@@ -123,7 +125,7 @@ export class DockerSandbox implements Sandbox {
       const r = await Promise.race([w.exec(job, budget), aborted]);
       if (r.tainted || r.status === "sandbox_error") pool.discard(w);
       else pool.release(w);
-      return outcomeOf(r);
+      return outcomeOf(r, job);
     } catch (e) {
       // The runner overran, the container died, or the caller gave up mid-run: never reuse it.
       // A container the kernel's OOM killer ended (shared memory, say, is charged to it) died

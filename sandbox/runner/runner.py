@@ -239,6 +239,95 @@ def oom_kills():
     return 0
 
 
+CPUACCT = ("/sys/fs/cgroup/cpuacct/cpuacct.usage", "/sys/fs/cgroup/cpu,cpuacct/cpuacct.usage")
+
+
+def cgroup_cpu_ns():
+    """CPU time used so far by every process of this container's cgroup, ns (v1 cpuacct.usage or
+    v2 cpu.stat usage_usec); None where unreadable, or outside a container of our own (the cgroup
+    would hold other work)."""
+    if not SWEEP:
+        return None
+    for path in CPUACCT:
+        try:
+            with open(path) as f:
+                return int(f.read().strip())
+        except (OSError, ValueError):
+            pass
+    try:
+        with open("/sys/fs/cgroup/cpu.stat") as f:
+            for line in f:
+                if line.startswith("usage_usec "):
+                    return int(line.split()[1]) * 1000
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def self_cpu_ns():
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return int((ru.ru_utime + ru.ru_stime) * 1e9)
+
+
+class WaitMeter:
+    """Time the program was runnable but kept off the CPU by other work (sandbox/meter.ts says
+    the same for the host side): from the kernel's per-thread run time and run delay
+    (/proc/<tid>/schedstat) of every thread of the program (every process in this container but
+    the runner), sampled each tick. A tick's wait is its threads' run-delay growth, but at most
+    the part of the tick the program did not run: threads that queue behind the program's own
+    threads (a fork bomb on its one core) are its own doing, not the host's. A thread that ends
+    between two ticks loses its last tick. The kernel adds a wait to the run delay only when it
+    ends (the thread gets a CPU), so a thread runnable (state R) at both ends of a tick has its
+    whole tick less what it ran counted as waiting: a wait still going on is not mistaken for
+    the program's own time. Only inside our own container, where /proc shows nothing else."""
+
+    def __init__(self):
+        self.on = SWEEP and os.path.exists("/proc/self/schedstat")
+        self.seen = {}
+        self.wait_ns = 0
+        self.last = time.monotonic()
+        self.runnable = False
+        if self.on:
+            self.seen, _ = self._read()  # whatever exists before the program starts is not its wait
+
+    def _read(self):
+        me = str(os.getpid())
+        out = {}
+        runnable = False
+        for p in _listdir("/proc"):
+            if not p.isdigit() or p == me:
+                continue
+            for t in _listdir("/proc/%s/task" % p):
+                try:
+                    with open("/proc/%s/task/%s/schedstat" % (p, t)) as f:
+                        fields = f.read().split()
+                    out[t] = (int(fields[0]), int(fields[1]))
+                    if not runnable:
+                        with open("/proc/%s/task/%s/stat" % (p, t)) as f:
+                            runnable = f.read().rsplit(")", 1)[1].split()[0] == "R"
+                except (OSError, ValueError, IndexError):
+                    pass
+        return out, runnable
+
+    def sample(self):
+        if not self.on:
+            return
+        now = time.monotonic()
+        cur, runnable = self._read()
+        ran = waited = 0
+        for t, (r, d) in cur.items():
+            before = self.seen.get(t)
+            if before is None or r < before[0] or d < before[1]:
+                before = (0, 0)  # a new thread (or a reused id)
+            ran += r - before[0]
+            waited += d - before[1]
+        self.seen = cur
+        idle = int((now - self.last) * 1e9) - ran
+        self.wait_ns += max(0, idle if runnable and self.runnable else min(waited, idle))
+        self.runnable = runnable
+        self.last = now
+
+
 OOM_MARKERS = ["MemoryError", "std::bad_alloc"]
 
 
@@ -249,16 +338,29 @@ def spawn(argv, cwd, stdin, lim, extra_env=None, oom=None):
     cpu_s = max(1, -(-int(lim["cpuMs"]) // 1000))
     mem = int(lim.get("addressSpaceMb", lim["memoryMb"])) * 1024 * 1024
     cap = int(lim["outputBytes"])
+    # The limits measure the program's own work (sandbox/README.md#time-limits): CPU time over its
+    # whole process tree, and wall time less the time it waited for a CPU. hardWallMs bounds the
+    # plain wall time: reached only when the host kept the program off the CPU.
     wall = lim["wallMs"] / 1000.0
+    hard = max(wall, lim.get("hardWallMs", lim["wallMs"]) / 1000.0)
+    cpu_cap_ns = int(lim["cpuMs"]) * 1_000_000
     r_in, w_in = os.pipe()
     r_out, w_out = os.pipe()
     r_err, w_err = os.pipe()
     ooms = oom_kills()
+    meter = WaitMeter()
+    cg0 = cgroup_cpu_ns()
+    me0 = self_cpu_ns()
     t0 = time.monotonic()
     pid = os.fork()
     if pid == 0:
         try:
             os.setsid()
+            if SWEEP:
+                # Below the runner within the container's CPU share: a fork bomb's hundred
+                # runnable processes cannot starve the runner that must time and end them. The
+                # container's share against the host's other work is the cgroup's, unchanged.
+                os.nice(10)
             os.dup2(r_in, 0)
             os.dup2(w_out, 1)
             os.dup2(w_err, 2)
@@ -303,17 +405,35 @@ def spawn(argv, cwd, stdin, lim, extra_env=None, oom=None):
     killed_by = None
     exited = False
     grace_until = None
+    tick = 0.1
+    used = None
+
+    def tree_cpu_ns():
+        cg = cgroup_cpu_ns()
+        return None if cg is None or cg0 is None else max(0, (cg - cg0) - (self_cpu_ns() - me0))
+
     while True:
         now = time.monotonic()
-        if not exited and now - t0 >= wall:
-            killed_by = "time_limit"
-            break
+        if not exited:
+            if now - meter.last >= tick:  # not on every chunk of output: once a tick
+                meter.sample()
+                used = tree_cpu_ns()
+            own = now - t0 - meter.wait_ns / 1e9
+            if own >= wall or (used is not None and used > cpu_cap_ns):
+                killed_by = "time_limit"
+                break
+            if now - t0 >= hard:
+                killed_by = "overloaded"
+                break
         if exited and (not open_fds or now >= grace_until):
             break
-        timeout = (grace_until - now) if exited else (t0 + wall - now)
+        timeout = (grace_until - now) if exited else min(tick, t0 + hard - now, max(0.001, wall - own))
         events = poller.poll(max(1, int(timeout * 1000) + 1))
         for fd, ev in events:
             if fd == pidfd:
+                # A zombie's schedstat is still there and final: take its last tick now, before
+                # the reap below loses it.
+                meter.sample()
                 exited = True
                 grace_until = time.monotonic() + 0.05
                 poller.unregister(pidfd)
@@ -346,6 +466,9 @@ def spawn(argv, cwd, stdin, lim, extra_env=None, oom=None):
         pass
     _, status, ru = os.wait4(pid, 0)
     wall_ms = (time.monotonic() - t0) * 1000
+    meter.sample()
+    wait_ms = min(wall_ms, meter.wait_ns / 1e6)
+    tree = tree_cpu_ns()
     os.close(pidfd)
     for fd in list(open_fds):
         os.close(fd)
@@ -359,7 +482,9 @@ def spawn(argv, cwd, stdin, lim, extra_env=None, oom=None):
             b = b[:cap]
             truncated = True
         out[name] = b.decode("utf-8", "replace")
-    cpu_ms = (ru.ru_utime + ru.ru_stime) * 1000
+    # The whole tree's CPU time from the container's cgroup (rusage counts only the processes
+    # waited for, not a fork bomb's orphans), else the program's own and its reaped children's.
+    cpu_ms = tree / 1e6 if tree is not None else (ru.ru_utime + ru.ru_stime) * 1000
     code = sig = None
     if os.WIFEXITED(status):
         code = os.WEXITSTATUS(status)
@@ -367,6 +492,8 @@ def spawn(argv, cwd, stdin, lim, extra_env=None, oom=None):
         s = os.WTERMSIG(status)
         sig = SIGNAMES.get(s, str(s))
     st = killed_by
+    if st == "overloaded" and cpu_ms > lim["cpuMs"]:
+        st = "time_limit"
     # Runtimes print the out-of-memory line first and a stack dump after it (Go, V8): both ends.
     tail = out["stderr"][:2000] + out["stderr"][-2000:]
     if st is None:
@@ -385,7 +512,7 @@ def spawn(argv, cwd, stdin, lim, extra_env=None, oom=None):
         else:
             st = "finished"
     return {"status": st, "exitCode": code, "signal": sig, "stdout": out["stdout"], "stderr": out["stderr"],
-            "truncated": truncated, "wallMs": round(wall_ms, 3), "cpuMs": round(cpu_ms, 3)}
+            "truncated": truncated, "wallMs": round(wall_ms, 3), "cpuMs": round(cpu_ms, 3), "waitMs": round(wait_ms, 3)}
 
 
 def prepare_dir(path):
@@ -430,13 +557,18 @@ def handle(job):
                 result["compile"] = {"status": "finished", "stdout": "", "stderr": "", "wallMs": 0, "cached": True}
             else:
                 c = spawn(comp["argv"], work, "", comp["limits"], comp.get("env"), [])
-                result["compile"] = {"status": c["status"], "stdout": c["stdout"], "stderr": c["stderr"], "wallMs": c["wallMs"]}
+                result["compile"] = {"status": c["status"], "stdout": c["stdout"], "stderr": c["stderr"], "wallMs": c["wallMs"],
+                                     "cpuMs": c["cpuMs"], "waitMs": c["waitMs"]}
                 ok = c["status"] == "finished" and c["exitCode"] == 0
                 if ok and cache:
                     # root-only: one sample's binary is never readable by another sample's program
                     cache_put(os.path.join(work, comp["output"]), cache)
                 if kill_leftovers():
                     result["tainted"] = True
+                if c["status"] == "overloaded":  # the host, not the source: no verdict on it
+                    result.update({k: c[k] for k in ("status", "exitCode", "signal", "wallMs", "cpuMs", "waitMs")})
+                    result.update({"stdout": "", "stderr": "", "truncated": False, "tainted": True})
+                    return result
                 if not ok:
                     if c["status"] == "finished":
                         result["compile"]["status"] = "compile_error"

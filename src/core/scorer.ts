@@ -13,6 +13,7 @@ import type { Services } from "./services.js";
 import type { Registry } from "./registry.js";
 import { check } from "./contract.js";
 import { fieldOf } from "./schema.js";
+import { cpuPressure, type CpuPressure } from "./pressure.js";
 
 export interface ScorerOptions {
   registry: Registry;
@@ -45,7 +46,7 @@ const POOLS: readonly SharedPool[] = ["sandbox", "sql"];
 const USES = { sandbox: "usesSandbox", sql: "usesSql" } as const;
 
 /** Waits for a promise with the item's deadline clock stopped (VerifyContext.unclocked). */
-type Unclocked = <T>(wait: Promise<T>) => Promise<T>;
+type Unclocked = <T>(wait: Promise<T>, counted?: (v: T) => number) => Promise<T>;
 
 export class Scorer {
   private readonly observers: ((r: RewardResult) => void)[] = [];
@@ -140,12 +141,16 @@ export class Scorer {
     const stop = new Stopper(deadlineMs, outer);
     const { log, services, registry } = this.opts;
     // A part's wait for a slot stops its parent's clock too (a preset with a code part).
-    const unclocked: Unclocked = parentUnclocked ? (wait) => parentUnclocked(stop.unclocked(wait)) : (wait) => stop.unclocked(wait);
+    const unclocked: Unclocked = parentUnclocked
+      ? (wait, counted) => parentUnclocked(stop.unclocked(wait, counted), counted)
+      : (wait, counted) => stop.unclocked(wait, counted);
     const scorePart = (part: PartItem) => this.scorePart(part, stop.deadline, stop.signal(), depth + 1, unclocked);
     try {
       if (outer?.aborted) throw new MachineryError("request aborted before scoring");
       const init = registry.ensureInit(verifier, { log, services });
-      if (init) await Promise.race([init, stop.stopped]);
+      // A cold start (the math workers loading, a pool filling) is the server's, not the item's:
+      // its clock stops meanwhile.
+      if (init) await Promise.race([stop.unclocked(init), stop.stopped]);
       return await Promise.race([
         verifier.verify(item, { get deadline() { return stop.deadline; }, get signal() { return stop.signal(); }, log, services, scorePart, unclocked }),
         stop.stopped,
@@ -153,6 +158,14 @@ export class Scorer {
     } finally {
       stop.dispose();
     }
+  }
+
+  /** The host's CPU pressure, for admission (replaceable in tests). */
+  hostPressure: () => CpuPressure | null = cpuPressure;
+
+  /** Whether any of `items` (or a part of one) runs programs in the sandbox. */
+  anyUsesSandbox(items: readonly unknown[]): boolean {
+    return items.some((it) => this.uses(it, "sandbox"));
   }
 
   /**
@@ -209,6 +222,8 @@ class Stopper {
   private due: number;
   private left = 0;
   private waits = 0;
+  /** Epoch ms up to which counted time has been charged (overlapping waits' own time counts once). */
+  private chargedUntil = 0;
   private done = false;
   private readonly onOuterAbort = () => this.stop(new MachineryError("request aborted by the client"));
 
@@ -229,20 +244,48 @@ class Stopper {
     return this.waits > 0 ? Date.now() + this.left : this.due;
   }
 
-  /** Stops the clock while `wait` is pending (counted: several waits may overlap). */
-  unclocked<T>(wait: Promise<T>): Promise<T> {
+  /**
+   * Stops the clock while `wait` is pending (several waits may overlap). `counted`: how much of
+   * the wait was the item's own work after all (a sandbox run's wall time less its wait for a
+   * slot and for a CPU), charged when it resolves; the own time of overlapping waits (tests run
+   * side by side) is charged once, as the union of the intervals ending at each resolution.
+   */
+  unclocked<T>(wait: Promise<T>, counted?: (v: T) => number): Promise<T> {
     if (this.reason || this.done) return wait;
     if (this.waits++ === 0) {
       clearTimeout(this.timer);
       this.left = Math.max(0, this.due - Date.now());
     }
-    const resume = () => {
+    const resume = (ownMs: number) => {
+      if (ownMs > 0) {
+        const end = Date.now();
+        const charge = Math.max(0, end - Math.max(end - ownMs, this.chargedUntil));
+        this.chargedUntil = Math.max(this.chargedUntil, end);
+        this.left = Math.max(0, this.left - charge);
+        // The item's own work alone outlasted its deadline: it ends now, before its result is used.
+        if (charge > 0 && this.left === 0) this.stop(new MachineryError(`deadline of ${this.deadlineMs} ms exceeded`, { deadline_ms: this.deadlineMs }));
+      }
       if (--this.waits === 0 && !this.reason && !this.done) {
         this.due = Date.now() + this.left;
         this.arm();
       }
     };
-    return wait.finally(resume);
+    return wait.then(
+      (v) => {
+        let own = 0;
+        try {
+          own = counted ? Number(counted(v)) || 0 : 0;
+        } catch {
+          /* nothing charged */
+        }
+        resume(own);
+        return v;
+      },
+      (e) => {
+        resume(0);
+        throw e;
+      },
+    );
   }
 
   signal(): AbortSignal {

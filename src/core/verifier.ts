@@ -42,11 +42,13 @@ export interface VerifyContext {
   scorePart?(part: PartItem): Promise<RewardResult>;
   /**
    * Waits for `wait` without its time counting against the deadline: the clock stops while any
-   * such wait is pending (a run queued for a sandbox slot), so an item's deadline covers its own
-   * work, not its place in a queue shared with other items. The scorer always gives it; a
-   * context built by hand may not.
+   * such wait is pending (a run queued for a sandbox slot, a cold pool starting), so an item's
+   * deadline covers its own work, not its place in a queue shared with other items or the host's
+   * load. `counted(result)`: the ms of the wait that were the item's own work after all (a
+   * sandbox run's wall time less its wait for a CPU), charged to the deadline when it resolves
+   * (overlapping waits' own time once). The scorer always gives it; a context built by hand may not.
    */
-  unclocked?<T>(wait: Promise<T>): Promise<T>;
+  unclocked?<T>(wait: Promise<T>, counted?: (v: T) => number): Promise<T>;
 }
 
 /** An item scored as part of another: the wire item's fields, unvalidated. */

@@ -9,6 +9,7 @@ import type { SharedPool } from "../core/scorer.js";
 import { check } from "../core/contract.js";
 import { HttpError, fieldOf } from "./errors.js";
 import { depthGuard } from "./depth.js";
+import { pressureRetryS } from "../core/pressure.js";
 import type { InflightLimiter } from "./limits.js";
 import type { Metrics } from "./metrics.js";
 
@@ -64,6 +65,21 @@ export function routeDeps(runtime: Runtime, metrics: Metrics, limiter: InflightL
       };
     },
     admit: (n, items) => {
+      // The host cannot keep up: sandboxed work would only crawl (timed by its own work, it is
+      // not scored wrong, but it would hold its client for minutes). Refused up front instead.
+      const pMax = config.sandbox.cpuPressureMax;
+      if (pMax > 0 && items && runtime.scorer.anyUsesSandbox(items)) {
+        const p = runtime.scorer.hostPressure();
+        if (p && p.some10 > pMax) {
+          const retry = Math.max(config.retryAfterS, pressureRetryS(p));
+          throw new HttpError(
+            429,
+            `host overloaded: a runnable task waited for a CPU ${p.some10}% of the last 10 s (/proc/pressure/cpu), past the bound of ${pMax}%; retry after ${retry}s (or run fewer programs at once: ASSAY_SANDBOX_POOL, or raise ASSAY_SANDBOX_CPU_PRESSURE_MAX)`,
+            undefined,
+            { "Retry-After": String(retry) },
+          );
+        }
+      }
       for (const pool of POOLS) {
         const waitMs = items ? runtime.scorer.waitMs(items, pool) : 0;
         const { bound, what, raise } = BOUNDS[pool](config);

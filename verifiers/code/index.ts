@@ -18,6 +18,7 @@ import { defineVerifier, type VerifyContext } from "../../src/core/verifier.js";
 import type { RunOutcome, RunRequest, Sandbox } from "../../sandbox/types.js";
 import { canonicalLanguage, compileMsOf, fenceLanguage, isCompiled } from "../../sandbox/languages.js";
 import { PACKAGE_ROOT } from "../../sandbox/paths.js";
+import { ownTimeMs } from "../../sandbox/meter.js";
 import { extractProgram } from "./extract.js";
 import { exactJson, outputsMatch, shortDiff, valuesMatch } from "./compare.js";
 import { parseReference, type Suite } from "./suite.js";
@@ -55,10 +56,25 @@ type TestStatus = "passed" | "failed" | "runtime_error" | "time_limit" | "memory
 interface TestDetail {
   test: number;
   status: TestStatus;
+  /** Wall time of the run, ms. */
   ms: number;
+  /** CPU time of the run's whole process tree, ms (where the backend counts it). */
+  cpu_ms?: number;
+  /** Of `ms`, the time the program waited for a CPU (the host's load), ms (where measured). */
+  wait_ms?: number;
   diff?: string;
   error?: string;
 }
+
+/** The run's times for a test's entry: wall (`ms`), CPU and wait for a CPU. */
+function timesOf(r: RunOutcome): Pick<TestDetail, "ms" | "cpu_ms" | "wait_ms"> {
+  const t: Pick<TestDetail, "ms" | "cpu_ms" | "wait_ms"> = { ms: r.wallMs };
+  if (typeof r.cpuMs === "number") t.cpu_ms = Math.round(r.cpuMs * 10) / 10;
+  if (typeof r.waitMs === "number") t.wait_ms = Math.round(r.waitMs * 10) / 10;
+  return t;
+}
+
+
 
 const clip = (s: string, n = 300) => (s.length > n ? s.slice(0, n) + "…" : s);
 
@@ -146,9 +162,15 @@ export const code = defineVerifier({
     const limits = { cpuMs: Math.min(o.time_limit_ms, wallMs), wallMs, memoryMb: o.memory_mb };
     const scoring = o.scoring;
     // Waiting for a sandbox slot stops the item's clock: its deadline covers its own runs from
-    // when each gets a slot, never its place in a queue shared with other items.
+    // when each gets a slot, never its place in a queue shared with other items. Nor does the
+    // run's wait for a CPU count: a run is charged its own time (wall less that wait) when it
+    // ends; the sandbox bounds its plain wall time (sandbox/meter.ts), so the clock is not
+    // stopped for ever.
     const queued = ctx.unclocked?.bind(ctx);
-    const run = (req: Omit<RunRequest, "limits" | "signal">) => sandbox.run({ ...req, limits, signal: ctx.signal, queued });
+    const run = (req: Omit<RunRequest, "limits" | "signal">) => {
+      const going = sandbox.run({ ...req, limits, signal: ctx.signal, queued });
+      return ctx.unclocked ? ctx.unclocked(going, (r) => ownTimeMs(r, wallMs, plan.compileMs)) : going;
+    };
 
     const details: TestDetail[] = suite.kind === "assert"
       ? await runAsserts(suite, program, language, run)
@@ -246,10 +268,10 @@ const lastLine = (s: string) => s.trim().split("\n").slice(-1)[0] ?? "";
 async function stdioCase(c: { input: string; output: string }, i: number, program: string, language: string, run: Runner, o: CodeOptions): Promise<TestDetail> {
   const r = await run({ language, code: program, stdin: c.input });
   const s = statusOf(r);
-  if (s) return { test: i, status: s, ms: r.wallMs, error: clip(r.compile?.stderr || r.stderr) };
-  if (r.exitCode !== 0) return { test: i, status: "runtime_error", ms: r.wallMs, error: clip(`exit code ${r.exitCode}: ${lastLine(r.stderr)}`) };
-  if (outputsMatch(r.stdout, c.output, o.compare, o.float_tolerance)) return { test: i, status: "passed", ms: r.wallMs };
-  return { test: i, status: "failed", ms: r.wallMs, diff: shortDiff(r.stdout, c.output) };
+  if (s) return { test: i, status: s, ...timesOf(r), error: clip(r.compile?.stderr || r.stderr) };
+  if (r.exitCode !== 0) return { test: i, status: "runtime_error", ...timesOf(r), error: clip(`exit code ${r.exitCode}: ${lastLine(r.stderr)}`) };
+  if (outputsMatch(r.stdout, c.output, o.compare, o.float_tolerance)) return { test: i, status: "passed", ...timesOf(r) };
+  return { test: i, status: "failed", ...timesOf(r), diff: shortDiff(r.stdout, c.output) };
 }
 
 /** One function-call test: the harness calls the function and reports its return value as data. */
@@ -258,16 +280,16 @@ async function callCase(fn: string, c: { args: unknown[]; output: unknown }, i: 
   const r = await run({ language, code: HARNESS.call, files: { "solution.py": program }, stdin: JSON.stringify({ fn, args: c.args, nonce }) });
   const s = statusOf(r);
   const rec = lastRecord(r.stdout, `\x1eASSAY:${nonce} `);
-  if (s) return { test: i, status: s, ms: r.wallMs, error: clip(r.stderr) };
-  if (!rec) return { test: i, status: "runtime_error", ms: r.wallMs, error: clip(`no result (exit code ${r.exitCode}) ${lastLine(r.stderr)}`) };
-  if (!rec.ok) return { test: i, status: "runtime_error", ms: r.wallMs, error: clip(String(rec.error)) };
+  if (s) return { test: i, status: s, ...timesOf(r), error: clip(r.stderr) };
+  if (!rec) return { test: i, status: "runtime_error", ...timesOf(r), error: clip(`no result (exit code ${r.exitCode}) ${lastLine(r.stderr)}`) };
+  if (!rec.ok) return { test: i, status: "runtime_error", ...timesOf(r), error: clip(String(rec.error)) };
   const want = c.output;
   // APPS/TACO wrap call-based outputs in a one-element list.
   const tol = o.float_tolerance;
   const ok = valuesMatch(rec.result, want, tol) || (Array.isArray(want) && want.length === 1 && valuesMatch(rec.result, want[0], tol));
   return ok
-    ? { test: i, status: "passed", ms: r.wallMs }
-    : { test: i, status: "failed", ms: r.wallMs, diff: `got ${clip(show(rec.result), 120)}, expected ${clip(show(want), 120)}` };
+    ? { test: i, status: "passed", ...timesOf(r) }
+    : { test: i, status: "failed", ...timesOf(r), diff: `got ${clip(show(rec.result), 120)}, expected ${clip(show(want), 120)}` };
 }
 
 const LIMIT_STATUSES = new Set(["time_limit", "memory_limit"]);
@@ -292,14 +314,14 @@ async function runAsserts(suite: Extract<Suite, { kind: "assert" }>, program: st
     const mine = recs.filter((x) => x.t === t);
     const err = mine.find((x) => x.error);
     const ended = mine.some((x) => x.end === true);
-    if (early) return { test: t, status: "runtime_error", ms: r.wallMs, error: clip(String(early.error)) };
+    if (early) return { test: t, status: "runtime_error", ...timesOf(r), error: clip(String(early.error)) };
     // The harness names a limit that ended the program's process (time_limit, memory_limit).
     const limit = err && LIMIT_STATUSES.has(err.status) ? (err.status as TestStatus) : null;
-    if (err) return { test: t, status: limit ?? (/^AssertionError/.test(err.error) ? "failed" : "runtime_error"), ms: r.wallMs, error: clip(String(err.error)) };
+    if (err) return { test: t, status: limit ?? (/^AssertionError/.test(err.error) ? "failed" : "runtime_error"), ...timesOf(r), error: clip(String(err.error)) };
     // The harness writes a test's end record only after every assert of it ran true: it cannot
     // be forged without the nonce, so a test that ended passed even if a later one crashed.
-    if (ended) return { test: t, status: "passed", ms: r.wallMs };
-    return { test: t, status: s ?? "runtime_error", ms: r.wallMs, error: clip(s ? r.stderr : `the tests did not run to their end (exit code ${r.exitCode}) ${r.stderr.trim().split("\n").slice(-1)[0] ?? ""}`) };
+    if (ended) return { test: t, status: "passed", ...timesOf(r) };
+    return { test: t, status: s ?? "runtime_error", ...timesOf(r), error: clip(s ? r.stderr : `the tests did not run to their end (exit code ${r.exitCode}) ${r.stderr.trim().split("\n").slice(-1)[0] ?? ""}`) };
   });
 }
 

@@ -17,6 +17,7 @@ import { LRUCache } from "lru-cache";
 import { InvalidItemError, MachineryError } from "../../src/core/types.js";
 import { defineVerifier } from "../../src/core/verifier.js";
 import type { RunOutcome, RunRequest, Sandbox } from "../../sandbox/types.js";
+import { ownTimeMs } from "../../sandbox/meter.js";
 import { MAX_MODULE_CHARS, SIMPLE_ID, extractModule, scanVerilog } from "./source.js";
 import { interfaceMismatch, interfaceScript, parseInterface, unnameablePorts, type Interface, type Port } from "./iface.js";
 import { combinationalStimulus, sequentialStimulus, testbench, type Clocking, type Stimulus } from "./tb.js";
@@ -223,9 +224,13 @@ export const verilog = defineVerifier({
     const room = ctx.deadline - Date.now() - 2 * COMPILE_MS - MARGIN_MS;
     const wallMs = Math.max(500, Math.min(wallOf(o), Math.floor(room / runsLeft)));
     const limits = { cpuMs: Math.min(o.time_limit_ms, wallMs), wallMs, memoryMb: o.memory_mb };
-    // Waiting for a sandbox slot stops the item's clock (sandbox/README.md#admission).
+    // Waiting for a sandbox slot stops the item's clock (sandbox/README.md#admission), and so
+    // does a run's wait for a CPU: each run is charged its own time (sandbox/README.md#time-limits).
     const queued = ctx.unclocked?.bind(ctx);
-    const run: Run = (req) => sandbox.run({ ...req, limits, signal: ctx.signal, queued });
+    const run: Run = (req) => {
+      const going = sandbox.run({ ...req, limits, signal: ctx.signal, queued });
+      return ctx.unclocked ? ctx.unclocked(going, (r) => ownTimeMs(r, wallMs, COMPILE_MS)) : going;
+    };
 
     const t0 = Date.now();
     const g = await goldenOf(run, ref.golden, ref.top, o);
