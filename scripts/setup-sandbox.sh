@@ -41,6 +41,25 @@ if ! engine_up; then
   fi
 fi
 
+# Containers' CPU share against the host's own processes. With the cgroupfs driver every
+# container sits under one `docker` cgroup, which by default weighs as much as ONE host process:
+# with 8 busy host processes on 2 cores, all containers together got about 1/9 of the CPU and
+# programs near their limit were held off the CPU long enough to be null (tests/busy-machine.test.ts).
+# Ten host processes' worth keeps sandboxed programs running on a busy host; their time limits
+# count their own CPU time either way (sandbox/README.md#time-limits). Made before the first
+# container, so docker uses this cgroup as it finds it.
+docker_cpu_weight() {
+  if [ -d /sys/fs/cgroup/cpu ] && [ -w /sys/fs/cgroup/cpu ]; then # cgroup v1
+    mkdir -p /sys/fs/cgroup/cpu/docker && echo 10240 >/sys/fs/cgroup/cpu/docker/cpu.shares
+  elif [ -f /sys/fs/cgroup/cgroup.controllers ] && [ -w /sys/fs/cgroup ]; then # cgroup v2
+    mkdir -p /sys/fs/cgroup/docker && echo 1000 >/sys/fs/cgroup/docker/cpu.weight
+  else
+    return 1
+  fi
+}
+docker_cpu_weight 2>/dev/null && echo "setup-sandbox: the docker cgroup weighs 10 host processes (CPU share under load)" \
+  || echo "setup-sandbox: could not set the docker cgroup's CPU weight; under heavy host load containers get little CPU (sandbox/README.md#time-limits)" >&2
+
 # Every language's image (tests/languages.test.ts runs each; under CI=true a missing one fails):
 # the recipes build in parallel, about 6-8 minutes in all on a 2-core machine, each skipped once
 # built. `npx assay sandbox build` alone builds only python and cpp.
