@@ -2,7 +2,8 @@
  * math: does the completion's final answer equal the reference? Extraction, normalisation,
  * parsing (compute-engine for LaTeX, mathjs for ASCII) and comparison by the reference's type
  * run in a piscina worker pool; an item past its deadline has its worker killed and ends as
- * status error, reward null.
+ * status error, reward null. The deadline counts from when a worker takes the item's task: its
+ * wait for a free worker is not counted (ctx.unclocked).
  */
 import { Type } from "@sinclair/typebox";
 import { InvalidItemError, MachineryError, type Outcome } from "../../src/core/types.js";
@@ -10,6 +11,7 @@ import { defineVerifier, type VerifierInitContext, type VerifyContext, type Veri
 import type { Services } from "../../src/core/services.js";
 import { MathOptionsSchema, type MathOptions } from "./options.js";
 import { MathPool } from "./pool.js";
+import type { TaskResult } from "./worker.js";
 import { quickGrade, type Graded } from "./answer.js";
 import { appeal, appealable } from "./appeal.js";
 
@@ -53,18 +55,33 @@ export const math = defineVerifier({
     const quick = quickGrade(item.response, item.reference, item.options);
     if (quick) return maybeAppeal(item, quick, ctx);
     const p = await getPool(ctx.services);
-    // The worker is killed only at the item's hard deadline. A request that goes away earlier
-    // stops our wait but leaves the worker to finish (a task takes milliseconds): killing it
-    // would cost a ~1 s restart per thread, which a disconnecting client could repeat at will.
-    const ms = Math.max(1, ctx.deadline - Date.now());
-    const kill = AbortSignal.timeout(ms);
-    const run = p.run({ response: item.response, reference: item.reference, options: item.options }, kill);
-    run.catch(() => {}); // also settled below, or abandoned when the request went away first
-    let r: Awaited<typeof run>;
+    // The item's clock stops while its task waits for a worker (behind other items, or for a
+    // replacement worker still loading): the wait is the pool's, not the item's. The kill timer
+    // starts when a worker takes the task, with what is left of the deadline then.
+    const left = Math.max(1, ctx.deadline - Date.now());
+    const job = p.submit({ response: item.response, reference: item.reference, options: item.options });
+    job.done.catch(() => {}); // also settled below, or abandoned when the request went away first
+    // The worker is killed only at the item's hard deadline, whether or not anyone still waits
+    // for it. A request that goes away earlier stops our wait but leaves the worker to finish
+    // (a task takes milliseconds, and one that went away while queued keeps the budget it had
+    // then): killing it would cost a ~1 s restart per thread, which a disconnecting client
+    // could repeat at will.
+    let killedAt = 0;
+    void job.started.then(() => {
+      const ms = ctx.signal.aborted ? left : Math.max(1, ctx.deadline - Date.now());
+      const timer = setTimeout(() => {
+        killedAt = ms;
+        job.kill(new Error(`deadline of ${ms} ms exceeded`));
+      }, ms);
+      void job.done.then(() => clearTimeout(timer), () => clearTimeout(timer));
+    });
+    const started = ctx.unclocked ? ctx.unclocked(job.started) : job.started;
+    let r: TaskResult;
     try {
-      r = await untilAborted(run, ctx.signal);
+      await untilAborted(started, ctx.signal);
+      r = await untilAborted(job.done, ctx.signal);
     } catch (err) {
-      if (kill.aborted) throw new MachineryError(`deadline of ${ms} ms exceeded; math worker terminated`, { deadline_ms: ms, worker: "terminated" });
+      if (killedAt) throw new MachineryError(`deadline of ${killedAt} ms exceeded; math worker terminated`, { deadline_ms: killedAt, worker: "terminated" });
       if (ctx.signal.aborted) throw new MachineryError("request aborted before the math worker finished");
       throw new MachineryError(`math worker failed: ${(err as Error).message}`);
     }

@@ -9,7 +9,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import type { Server } from "node:http";
 import { testApp } from "../../tests/helpers.js";
-import { SPIN_MARKER } from "./worker.js";
+import { BUSY_MARKER, SPIN_MARKER } from "./worker.js";
 import { MathPool } from "./pool.js";
 import { resolveOptions } from "./options.js";
 import { math, mathPoolStats } from "./index.js";
@@ -104,6 +104,22 @@ test("a stuck worker is killed at the deadline; other requests are served meanwh
     items: Array.from({ length: 8 }, (_, i) => ({ verifier: "math", response: `\\boxed{${i}/2}`, reference: String(i / 2) })),
   });
   assert.deepEqual(after.json.results.map((r: any) => r.reward), Array(8).fill(1));
+});
+
+test("the wait for a free worker does not count against an item's deadline", async () => {
+  // 16 tasks of 100 ms each on the pool's 2 threads: the last waits ~700 ms for a worker, past
+  // its 500 ms deadline, though each takes a fifth of it. All score: the clock runs from when a
+  // worker takes the task. (Before, the queued half came back null: "deadline ... exceeded".)
+  const n = 16;
+  const t0 = Date.now();
+  const { json } = await post("/reward/batch", {
+    deadline_ms: 500,
+    items: Array.from({ length: n }, (_, i) => ({ id: i, verifier: "math", response: BUSY_MARKER, reference: "1 + x" })),
+  });
+  const took = Date.now() - t0;
+  const bad = json.results.filter((r: any) => r.reward !== 1).map((r: any) => `${r.id}: ${r.status} ${r.reason}`);
+  assert.deepEqual(bad, [], `took ${took} ms`);
+  assert.ok(took >= 700, `the batch took ${took} ms: the tasks did queue`);
 });
 
 test("aborting a task terminates its worker thread", async () => {

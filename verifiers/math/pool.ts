@@ -1,6 +1,9 @@
 /**
  * The math verifier's worker pool (piscina): every grade() runs off the event loop, and a task
  * that outlives its deadline is aborted, which terminates its worker (piscina starts another).
+ * `submit` says when a worker takes a task (the worker sets a shared flag as it begins), so the
+ * caller can start the task's clock then: a task's wait in the queue (behind other items, or for
+ * a replacement worker that is still loading) is not its own time.
  */
 import { Piscina } from "piscina";
 import { existsSync } from "node:fs";
@@ -14,6 +17,19 @@ export function workerFile(): string {
   const file = self.replace(/pool\.(ts|js)$/, `worker${ext}`);
   if (!existsSync(file)) throw new Error(`math worker not found at ${file}`);
   return file;
+}
+
+/** A task handed to the pool (MathPool.submit). */
+export interface Submitted {
+  /** Resolves when a worker takes the task (or the task settles first); never rejects. */
+  started: Promise<void>;
+  done: Promise<TaskResult>;
+  kill(reason?: unknown): void;
+}
+
+/** Atomics.waitAsync (Node >= 16; not in TypeScript's ES2022 lib). */
+interface AtomicsWaitAsync {
+  waitAsync(a: Int32Array, index: number, value: number): { async: false; value: string } | { async: true; value: Promise<string> };
 }
 
 export class MathPool {
@@ -53,6 +69,24 @@ export class MathPool {
 
   run(task: Task, signal?: AbortSignal): Promise<TaskResult> {
     return this.pool.run(task, { signal });
+  }
+
+  /**
+   * Queues a task. `started` resolves when a worker begins it (or when the task settles without
+   * having begun: a worker that failed to load); it never rejects. `kill` aborts the task: one a
+   * worker is running ends with its worker terminated (piscina starts another), a queued one
+   * leaves the queue.
+   */
+  submit(task: Task): Submitted {
+    const flag = new Int32Array(new SharedArrayBuffer(4));
+    const ac = new AbortController();
+    const done = this.pool.run({ ...task, started: flag }, { signal: ac.signal });
+    const settled = done.then(() => {}, () => {});
+    // The waiter is released when the task settles, so a task that never began leaves none behind.
+    void settled.then(() => Atomics.notify(flag, 0));
+    const w = (Atomics as unknown as AtomicsWaitAsync).waitAsync(flag, 0, 0);
+    const signalled = w.async ? w.value.then(() => {}) : Promise.resolve();
+    return { started: Promise.race([signalled, settled]), done, kill: (reason) => ac.abort(reason) };
   }
 
   get stats() {

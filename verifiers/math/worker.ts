@@ -11,10 +11,14 @@ export interface Task {
   reference: string | string[];
   /** Defaults not yet filled in are filled by grade(). */
   options: Partial<MathOptions>;
+  /** Set to 1 (and notified) as the worker begins the task: the caller starts its clock then. */
+  started?: Int32Array;
 }
 
 /** Marker response that spins forever, honoured only with ASSAY_MATH_TEST_HOOKS=1 (deadline tests). */
 export const SPIN_MARKER = "\\boxed{x + 1} <assay test hook: spin forever>";
+/** Marker response that keeps its worker busy for 100 ms of wall time, then is graded (its answer is x + 1); ASSAY_MATH_TEST_HOOKS=1 only (queueing tests). */
+export const BUSY_MARKER = "\\boxed{x + 1} <assay test hook: busy 100 ms>";
 const data = workerData as { warmed?: Int32Array; testHooks?: boolean } | undefined;
 const hooks = data?.testHooks === true;
 
@@ -22,7 +26,12 @@ const hooks = data?.testHooks === true;
 export type TaskResult = Graded | { invalid: string; field: string };
 
 export default function run(task: Task): TaskResult {
+  if (task.started) {
+    Atomics.store(task.started, 0, 1);
+    Atomics.notify(task.started, 0);
+  }
   if (hooks && task.response === SPIN_MARKER) for (;;) { /* a pathological input that no cap catches */ }
+  if (hooks && task.response === BUSY_MARKER) for (const end = Date.now() + 100; Date.now() < end;) { /* a slow task */ }
   try {
     return grade(task.response, task.reference, task.options);
   } catch (e) {
