@@ -2,7 +2,7 @@
  * SQL verifier throughput on a Spider-sized database (concert_singer's schema grown to ~2.7k rows
  * over 5 tables; --scale 10 for ~27k), all measured in this run on this machine:
  * - baseline: both queries run directly with better-sqlite3 on the main thread, results compared
- *   with the verifier's own compareResults (what a single-process evaluator does per pair);
+ *   with the verifier's own compareResultsSync (what a single-process evaluator does per pair);
  * - the verifier through the scorer (registry, options, child-process pool), gold queries shared
  *   by GRPO groups of 16 (the gold cache), and with the cache defeated (every gold text unique).
  * Target: the cached path >= 50% of the baseline's pairs/s.
@@ -18,7 +18,7 @@ import { join } from "node:path";
 import pino from "pino";
 import { loadConfig } from "../src/core/config.js";
 import { createRuntime } from "../src/core/runtime.js";
-import { compareResults } from "../verifiers/sql/compare.js";
+import { compareResultsSync } from "../verifiers/sql/compare.js";
 import { SCHEMA } from "../verifiers/sql/fixtures.js";
 import { table } from "./lib.js";
 
@@ -105,7 +105,7 @@ function direct(path: string, ps: Pair[]): number {
     } catch {
       pred = null;
     }
-    if (pred && compareResults(gold, pred, { rows: "bag", ordered: /order by/i.test(p.gold), columnOrder: "any", floatDigits: 12 }).match) right++;
+    if (pred && compareResultsSync(gold, pred, { rows: "bag", ordered: /order by/i.test(p.gold), columnOrder: "any", floatDigits: 12 }).match) right++;
   }
   const s = (performance.now() - t0) / 1000;
   db.close();

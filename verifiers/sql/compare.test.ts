@@ -1,7 +1,7 @@
 /** Result comparison, extraction and the lexer, without a database. */
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
-import { compareResults, cellKey, type CompareOptions } from "./compare.js";
+import { compareResults, compareResultsSync, cellKey, type CompareOptions, type Comparison } from "./compare.js";
 import { extractSql, MAX_SQL_CHARS } from "./extract.js";
 import { ngramSimilarity, schemaLinking, jaccard } from "./partial.js";
 import { checkQuery, hasTopLevelOrderBy, tokenize } from "../../src/sql/lex.js";
@@ -15,78 +15,86 @@ export function cpuMs(fn: () => void): number {
   return (u.user + u.system) / 1000;
 }
 
+/** The same for asynchronous work (nothing else runs in this process meanwhile). */
+async function cpuMsAsync(fn: () => Promise<unknown>): Promise<number> {
+  const u0 = process.cpuUsage();
+  await fn();
+  const u = process.cpuUsage(u0);
+  return (u.user + u.system) / 1000;
+}
+
 const spider: CompareOptions = { rows: "bag", ordered: false, columnOrder: "any", floatDigits: 0 };
 const bird: CompareOptions = { rows: "set", ordered: false, columnOrder: "strict", floatDigits: 0 };
-const eq = (g: Cell[][], p: Cell[][], o = spider) => compareResults(g, p, o).match;
+const eq = async (g: Cell[][], p: Cell[][], o = spider) => (await compareResults(g, p, o)).match;
 
 describe("compareResults: Spider test-suite rules (exec_eval.py result_eq)", () => {
-  test("row order is ignored unless ordered", () => {
-    assert.equal(eq([[1], [2]], [[2], [1]]), true);
-    assert.equal(eq([[1], [2]], [[2], [1]], { ...spider, ordered: true }), false);
-    assert.equal(eq([[1], [2]], [[1], [2]], { ...spider, ordered: true }), true);
+  test("row order is ignored unless ordered", async () => {
+    assert.equal(await eq([[1], [2]], [[2], [1]]), true);
+    assert.equal(await eq([[1], [2]], [[2], [1]], { ...spider, ordered: true }), false);
+    assert.equal(await eq([[1], [2]], [[1], [2]], { ...spider, ordered: true }), true);
   });
-  test("duplicates count under bag semantics, not under set semantics", () => {
-    assert.equal(eq([["a"], ["b"]], [["a"], ["a"], ["b"]]), false);
-    assert.equal(eq([["a"], ["b"]], [["a"], ["b"], ["b"]], bird), true);
+  test("duplicates count under bag semantics, not under set semantics", async () => {
+    assert.equal(await eq([["a"], ["b"]], [["a"], ["a"], ["b"]]), false);
+    assert.equal(await eq([["a"], ["b"]], [["a"], ["b"], ["b"]], bird), true);
     // same length, different multiplicities
-    assert.equal(eq([["a"], ["a"], ["b"]], [["a"], ["b"], ["b"]]), false);
+    assert.equal(await eq([["a"], ["a"], ["b"]], [["a"], ["b"], ["b"]]), false);
   });
-  test("columns match up to a permutation", () => {
-    const r = compareResults([["x", 1], ["y", 2]], [[2, "y"], [1, "x"]], spider);
+  test("columns match up to a permutation", async () => {
+    const r = await compareResults([["x", 1], ["y", 2]], [[2, "y"], [1, "x"]], spider);
     assert.equal(r.match, true);
     assert.deepEqual(r.permutation, [1, 0]);
     // BIRD compares tuples as they come
-    assert.equal(eq([["x", 1]], [[1, "x"]], bird), false);
+    assert.equal(await eq([["x", 1]], [[1, "x"]], bird), false);
   });
-  test("a permutation must hold for every row at once, not per row", () => {
+  test("a permutation must hold for every row at once, not per row", async () => {
     // each row's values agree as a multiset, but no single column order maps one table onto the other
-    assert.equal(eq([[1, 2], [3, 4]], [[1, 2], [4, 3]]), false);
+    assert.equal(await eq([[1, 2], [3, 4]], [[1, 2], [4, 3]]), false);
   });
-  test("columns with the same values in several places still pair up", () => {
-    assert.equal(eq([[1, 1, 2], [1, 2, 1]], [[1, 2, 1], [2, 1, 1]]), true);
-    assert.equal(eq([[1, 1, 2], [1, 2, 1]], [[2, 1, 1], [2, 1, 1]]), false);
+  test("columns with the same values in several places still pair up", async () => {
+    assert.equal(await eq([[1, 1, 2], [1, 2, 1]], [[1, 2, 1], [2, 1, 1]]), true);
+    assert.equal(await eq([[1, 1, 2], [1, 2, 1]], [[2, 1, 1], [2, 1, 1]]), false);
   });
-  test("an extra or missing column never matches", () => {
-    assert.equal(eq([["a"]], [["a", 1]]), false);
-    assert.equal(compareResults([["a"]], [["a", 1]], spider).reason, "different number of columns: model 2, gold 1");
+  test("an extra or missing column never matches", async () => {
+    assert.equal(await eq([["a"]], [["a", 1]]), false);
+    assert.equal((await compareResults([["a"]], [["a", 1]], spider)).reason, "different number of columns: model 2, gold 1");
   });
-  test("two empty results are equal whatever their columns (both evaluators)", () => {
-    assert.equal(eq([], []), true);
-    assert.equal(eq([], [[1]]), false);
-    assert.equal(eq([[1]], []), false);
+  test("two empty results are equal whatever their columns (both evaluators)", async () => {
+    assert.equal(await eq([], []), true);
+    assert.equal(await eq([], [[1]]), false);
+    assert.equal(await eq([[1]], []), false);
   });
-  test("values compare as Python does: 1 == 1.0, None == None, '1' != 1, case-sensitive text", () => {
-    assert.equal(eq([[1]], [[1.0]]), true);
-    assert.equal(eq([[null]], [[null]]), true);
-    assert.equal(eq([["1"]], [[1]]), false);
-    assert.equal(eq([[null]], [[0]]), false);
-    assert.equal(eq([[null]], [["None"]]), false);
-    assert.equal(eq([["France"]], [["FRANCE"]]), false);
-    assert.equal(eq([[0]], [[-0]]), true);
+  test("values compare as Python does: 1 == 1.0, None == None, '1' != 1, case-sensitive text", async () => {
+    assert.equal(await eq([[1]], [[1.0]]), true);
+    assert.equal(await eq([[null]], [[null]]), true);
+    assert.equal(await eq([["1"]], [[1]]), false);
+    assert.equal(await eq([[null]], [[0]]), false);
+    assert.equal(await eq([[null]], [["None"]]), false);
+    assert.equal(await eq([["France"]], [["FRANCE"]]), false);
+    assert.equal(await eq([[0]], [[-0]]), true);
   });
-  test("floats: exact by default in the evaluators, rounded to significant digits on request", () => {
+  test("floats: exact by default in the evaluators, rounded to significant digits on request", async () => {
     const a = 0.1 + 0.2;
-    assert.equal(eq([[0.3]], [[a]]), false);
-    assert.equal(eq([[0.3]], [[a]], { ...spider, floatDigits: 12 }), true);
-    assert.equal(eq([[0.3]], [[0.31]], { ...spider, floatDigits: 12 }), false);
+    assert.equal(await eq([[0.3]], [[a]]), false);
+    assert.equal(await eq([[0.3]], [[a]], { ...spider, floatDigits: 12 }), true);
+    assert.equal(await eq([[0.3]], [[0.31]], { ...spider, floatDigits: 12 }), false);
     assert.equal(cellKey(1e20, 12), cellKey(1e20, 0)); // integers are never rounded
   });
-  test("ordered mismatch says so", () => {
-    const r = compareResults([[1], [2]], [[2], [1]], { ...spider, ordered: true });
+  test("ordered mismatch says so", async () => {
+    const r = await compareResults([[1], [2]], [[2], [1]], { ...spider, ordered: true });
     assert.equal(r.match, false);
     assert.match(r.reason, /different order/);
   });
-  test("BIRD's set rule: set(pred) == set(gold)", () => {
-    assert.equal(eq([[1, "a"], [1, "a"]], [[1, "a"]], bird), true);
-    assert.equal(eq([[1, "a"]], [[1, "b"]], bird), false);
+  test("BIRD's set rule: set(pred) == set(gold)", async () => {
+    assert.equal(await eq([[1, "a"], [1, "a"]], [[1, "a"]], bird), true);
+    assert.equal(await eq([[1, "a"]], [[1, "b"]], bird), false);
   });
-  test("wide results with repeated values stay bounded", () => {
+  test("wide results with repeated values stay bounded", async () => {
     const row = Array.from({ length: 12 }, () => 7);
     const g = Array.from({ length: 50 }, () => row);
     const p = Array.from({ length: 50 }, () => [...row.slice(1), 8]);
     const t0 = performance.now();
-    assert.equal(eq(g, p), false);
-    assert.equal(eq(g, g.map((r) => [...r])), true);
+    assert.equal(await eq(g, p), false);
+    assert.equal(await eq(g, g.map((r) => [...r])), true);
     assert.ok(performance.now() - t0 < 500);
   });
 });
@@ -95,56 +103,97 @@ describe("column order without a search over orders (issue 25)", () => {
   const R = 8_000;
   const C = 8;
   const gold = Array.from({ length: R }, (_, r) => Array.from({ length: C }, (_, c) => r + c));
-  test("8,000 rows x 8 columns, each row rotated: every row's values agree, no column order does; 0 in under 1 s of CPU", () => {
+  test("8,000 rows x 8 columns, each row rotated: every row's values agree, no column order does; 0 in under 1 s of CPU", async () => {
     // every column holds every value of 0..7, and every row too: quick rejection passes and all
     // 40,320 orders pass per-column pruning; the old search tried 5,000 of them over all rows
     // (~2.5 ms of CPU a row: ~20 s here, 140 s on a loaded server)
     const cyclic = Array.from({ length: R }, (_, r) => Array.from({ length: C }, (_, c) => (r + c) % C));
     const rotated = cyclic.map((row, r) => row.map((_, c) => row[(c + r) % C]));
-    let r: ReturnType<typeof compareResults> | undefined;
-    const ms = cpuMs(() => (r = compareResults(cyclic, rotated, spider)));
+    let r: Comparison | undefined;
+    const ms = await cpuMsAsync(async () => (r = await compareResults(cyclic, rotated, spider)));
     assert.equal(r!.match, false);
     assert.match(r!.reason, /no one column order/);
     assert.ok(ms < 1_000, `took ${ms} ms of CPU`);
   });
-  test("the same result with its columns permuted and its rows shuffled still matches, with the permutation, in under 1 s of CPU", () => {
+  test("the 8,000-row rotation runs in bounded slices: the event loop keeps turning meanwhile (/healthz p99 < 100 ms)", async (t) => {
+    const cyclic = Array.from({ length: R }, (_, r) => Array.from({ length: C }, (_, c) => (r + c) % C));
+    const rotated = cyclic.map((row, r) => row.map((_, c) => row[(c + r) % C]));
+    // a 1 ms timer stands in for /healthz: each time it runs, the CPU this process spent since it
+    // last ran is what the turn that held it up cost (CPU, not wall time: on a loaded machine
+    // the wall gaps mostly measure the neighbours); in one go the comparison held it for all of it
+    let turns = 0;
+    let worstCpu = 0;
+    let worstGap = 0;
+    let lastCpu = process.cpuUsage();
+    let lastAt = performance.now();
+    const tick = setInterval(() => {
+      const u = process.cpuUsage(lastCpu);
+      const now = performance.now();
+      worstCpu = Math.max(worstCpu, (u.user + u.system) / 1000);
+      worstGap = Math.max(worstGap, now - lastAt);
+      lastCpu = process.cpuUsage();
+      lastAt = now;
+      turns++;
+    }, 1);
+    await new Promise((r) => setTimeout(r, 5));
+    turns = 0;
+    worstCpu = 0;
+    worstGap = 0;
+    let r: Comparison | undefined;
+    const ms = await cpuMsAsync(async () => (r = await compareResults(cyclic, rotated, spider)));
+    const during = turns;
+    await new Promise((r) => setTimeout(r, 5)); // the timer's next turn: it measures the last one
+    clearInterval(tick);
+    const seen = `longest turn ${worstCpu.toFixed(1)} ms of CPU (${worstGap.toFixed(1)} ms wall), ${during} timer turns during it, ${ms.toFixed(0)} ms of CPU in all`;
+    t.diagnostic(seen);
+    assert.equal(r!.match, false);
+    assert.match(r!.reason, /no one column order/);
+    assert.deepEqual(r, compareResultsSync(cyclic, rotated, spider)); // slicing changes nothing
+    assert.ok(ms < 1_000, seen);
+    assert.ok(during >= 5, `the loop hardly turned: ${seen}`);
+    // a turn is a slice (SLICE_MS) plus at most STRIDE rows and now and then a young-generation
+    // GC of the rows (25-50 ms of CPU in all on a loaded machine); in one go it was the whole
+    // comparison (360-380 ms here)
+    assert.ok(worstCpu < 100 && worstCpu < ms / 2, seen);
+  });
+  test("the same result with its columns permuted and its rows shuffled still matches, with the permutation, in under 1 s of CPU", async () => {
     const P = [3, 0, 7, 1, 6, 2, 5, 4]; // model column k holds gold column P[k]
     const permuted = gold.map((row) => P.map((c) => row[c])).reverse();
-    let r: ReturnType<typeof compareResults> | undefined;
-    const ms = cpuMs(() => (r = compareResults(gold, permuted, spider)));
+    let r: Comparison | undefined;
+    const ms = await cpuMsAsync(async () => (r = await compareResults(gold, permuted, spider)));
     assert.equal(r!.match, true, r!.reason);
     assert.deepEqual(r!.permutation, P.map((_, i) => P.indexOf(i)));
     assert.ok(ms < 1_000, `took ${ms} ms of CPU`);
     // the same under set semantics with duplicated rows, and with ordered rows
-    assert.equal(eq(gold, [...permuted, ...permuted.slice(0, 10)], { ...spider, rows: "set" }), true);
-    assert.equal(eq(gold, gold.map((row) => P.map((c) => row[c])), { ...spider, ordered: true }), true);
-    assert.equal(eq(gold, permuted, { ...spider, ordered: true }), false);
+    assert.equal(await eq(gold, [...permuted, ...permuted.slice(0, 10)], { ...spider, rows: "set" }), true);
+    assert.equal(await eq(gold, gold.map((row) => P.map((c) => row[c])), { ...spider, ordered: true }), true);
+    assert.equal(await eq(gold, permuted, { ...spider, ordered: true }), false);
   });
-  test("columns that no value tells apart: duplicated columns, a Latin square, an orthogonal array", () => {
+  test("columns that no value tells apart: duplicated columns, a Latin square, an orthogonal array", async () => {
     // SELECT name, name, age
-    const dup = compareResults([["a", "a", 1], ["b", "b", 2]], [[2, "b", "b"], [1, "a", "a"]], spider);
+    const dup = await compareResults([["a", "a", 1], ["b", "b", 2]], [[2, "b", "b"], [1, "a", "a"]], spider);
     assert.equal(dup.match, true);
     assert.deepEqual(dup.permutation, [1, 2, 0]); // ties broken in index order
     // every column holds every value once and every row every value: only the right order matches
     const L = [[1, 2, 3, 4, 5], [2, 3, 4, 5, 1], [3, 4, 5, 1, 2], [4, 5, 1, 2, 3], [5, 1, 2, 3, 4]];
     const Q = [0, 2, 4, 1, 3];
     const model = L.map((row) => Q.map((c) => row[c]));
-    const lr = compareResults(L, model, spider);
+    const lr = await compareResults(L, model, spider);
     assert.equal(lr.match, true);
     // the permutation it reports maps the model's rows onto the gold's
     const key = (rows: number[][]) => rows.map((r) => r.join(",")).sort();
     assert.deepEqual(key(model.map((row) => lr.permutation!.map((c) => row[c]))), key(L));
-    assert.equal(eq(L, L.map((row) => [row[0], row[1], row[2], row[4], row[3]])), true);
+    assert.equal(await eq(L, L.map((row) => [row[0], row[1], row[2], row[4], row[3]])), true);
     // one row's values swapped: the rows still agree sorted, but no column order fits them all
-    assert.equal(eq(L, L.map((row, i) => (i === 0 ? [row[0], row[1], row[2], row[4], row[3]] : row))), false);
+    assert.equal(await eq(L, L.map((row, i) => (i === 0 ? [row[0], row[1], row[2], row[4], row[3]] : row))), false);
     // an orthogonal array of strength 2 (121 rows, 12 columns): every pair of columns holds every
     // value pair once, so no single column or pair tells them apart; 12! orders
     const p = 11;
     const oa: number[][] = [];
     for (let i = 0; i < p; i++) for (let j = 0; j < p; j++) oa.push([i, ...Array.from({ length: p }, (_, k) => (j + k * i) % p)]);
     const S = Array.from({ length: p + 1 }, (_, c) => (c * 5 + 1) % (p + 1));
-    let r: ReturnType<typeof compareResults> | undefined;
-    const ms = cpuMs(() => (r = compareResults(oa, oa.map((row) => S.map((c) => row[c])), spider)));
+    let r: Comparison | undefined;
+    const ms = await cpuMsAsync(async () => (r = await compareResults(oa, oa.map((row) => S.map((c) => row[c])), spider)));
     assert.equal(r!.match, true, r!.reason);
     assert.ok(ms < 1_000, `took ${ms} ms of CPU`);
   });

@@ -11,6 +11,12 @@
  * Values compare as Python compares them in both: 1 == 1.0, NULL == NULL (None == None),
  * '1' != 1, text is case-sensitive. Non-integer numbers are rounded to `floatDigits`
  * significant digits first (0 = exact, as both evaluators do).
+ *
+ * The comparison runs on the server's event loop, in bounded slices: its work is a generator
+ * that pauses every few hundred rows, and `compareResults` hands the loop back (setImmediate)
+ * once a slice has run SLICE_MS, so an 8,000-row result never holds other requests for long.
+ * A small result finishes within its first slice and never waits. `compareResultsSync` runs the
+ * same work in one go (a single-process evaluator, the benchmark).
  */
 import type { Cell } from "../../src/sql/types.js";
 
@@ -44,6 +50,47 @@ const PROJECTION_BUDGET = 256;
 /** Refinement rounds of the column signatures (each splits ties the one before left). */
 const ROUNDS = 3;
 
+/** Time a slice of comparison work may hold the event loop before it yields (ms). */
+export const SLICE_MS = 8;
+
+/** Comparison work: pauses (yields) at checkpoints; the driver decides whether to hand the loop back there. */
+type Work<T> = Generator<void, T, unknown>;
+
+/** Items (rows) between checkpoints. */
+const STRIDE = 256;
+
+/** `xs.map(f)`, pausing every STRIDE items. */
+function* mapRows<T, U>(xs: readonly T[], f: (x: T, i: number) => U): Work<U[]> {
+  const n = xs.length;
+  const out = new Array<U>(n);
+  for (let i = 0; i < n; i++) {
+    if (i % STRIDE === STRIDE - 1) yield;
+    out[i] = f(xs[i], i);
+  }
+  return out;
+}
+
+/** Runs comparison work to the end in one go. */
+function runSync<T>(w: Work<T>): T {
+  for (;;) {
+    const s = w.next();
+    if (s.done) return s.value;
+  }
+}
+
+/** Runs comparison work in slices of at most about SLICE_MS, yielding to the event loop between them. */
+async function runSliced<T>(w: Work<T>): Promise<T> {
+  let t0 = performance.now();
+  for (;;) {
+    const s = w.next();
+    if (s.done) return s.value;
+    if (performance.now() - t0 >= SLICE_MS) {
+      await new Promise<void>((r) => setImmediate(r));
+      t0 = performance.now();
+    }
+  }
+}
+
 /** A value's comparison key: equal keys exactly when the values are equal under the rules above. */
 export function cellKey(c: Cell, floatDigits: number): string {
   if (c === null) return "N";
@@ -65,36 +112,63 @@ function rowKey(keys: string[], perm: number[] | null): string {
   return s;
 }
 
-function counts(keys: string[]): Map<string, number> {
-  const m = new Map<string, number>();
-  for (const k of keys) m.set(k, (m.get(k) ?? 0) + 1);
-  return m;
-}
-
-function sameCollection(gold: string[], pred: string[], o: CompareOptions): boolean {
+function* sameCollection(gold: string[], pred: string[], o: CompareOptions): Work<boolean> {
   if (o.ordered) {
     if (gold.length !== pred.length) return false;
-    for (let i = 0; i < gold.length; i++) if (gold[i] !== pred[i]) return false;
+    for (let i = 0; i < gold.length; i++) {
+      if (i % STRIDE === STRIDE - 1) yield;
+      if (gold[i] !== pred[i]) return false;
+    }
     return true;
   }
   if (o.rows === "set") {
-    const g = new Set(gold);
-    const p = new Set(pred);
+    const g = new Set<string>();
+    const p = new Set<string>();
+    for (let i = 0; i < gold.length; i++) {
+      if (i % STRIDE === STRIDE - 1) yield;
+      g.add(gold[i]);
+    }
+    for (let i = 0; i < pred.length; i++) {
+      if (i % STRIDE === STRIDE - 1) yield;
+      p.add(pred[i]);
+    }
     if (g.size !== p.size) return false;
-    for (const k of p) if (!g.has(k)) return false;
+    let i = 0;
+    for (const k of p) {
+      if (i++ % STRIDE === STRIDE - 1) yield;
+      if (!g.has(k)) return false;
+    }
     return true;
   }
   if (gold.length !== pred.length) return false;
-  const g = counts(gold);
-  for (const k of pred) {
-    const n = g.get(k);
+  const g = new Map<string, number>();
+  for (let i = 0; i < gold.length; i++) {
+    if (i % STRIDE === STRIDE - 1) yield;
+    g.set(gold[i], (g.get(gold[i]) ?? 0) + 1);
+  }
+  for (let i = 0; i < pred.length; i++) {
+    if (i % STRIDE === STRIDE - 1) yield;
+    const n = g.get(pred[i]);
     if (!n) return false;
-    g.set(k, n - 1);
+    g.set(pred[i], n - 1);
   }
   return true;
 }
 
-export function compareResults(gold: Cell[][], pred: Cell[][], o: CompareOptions): Comparison {
+/**
+ * Compares on the event loop in bounded slices (at most about SLICE_MS each, then the loop runs
+ * whatever else waits); a result that fits in one slice never waits.
+ */
+export function compareResults(gold: Cell[][], pred: Cell[][], o: CompareOptions): Promise<Comparison> {
+  return runSliced(compare(gold, pred, o));
+}
+
+/** The same comparison in one go, holding the thread until done. */
+export function compareResultsSync(gold: Cell[][], pred: Cell[][], o: CompareOptions): Comparison {
+  return runSync(compare(gold, pred, o));
+}
+
+function* compare(gold: Cell[][], pred: Cell[][], o: CompareOptions): Work<Comparison> {
   // Both evaluators call two empty results equal whatever their columns.
   if (gold.length === 0 && pred.length === 0) return { match: true, reason: "both results are empty" };
   if (gold.length === 0 || pred.length === 0) {
@@ -105,19 +179,21 @@ export function compareResults(gold: Cell[][], pred: Cell[][], o: CompareOptions
   if (o.rows === "bag" || o.ordered) {
     if (gold.length !== pred.length) return { match: false, reason: `different number of rows: model ${pred.length}, gold ${gold.length}` };
   }
-  const gk = gold.map((r) => r.map((c) => cellKey(c, o.floatDigits)));
-  const pk = pred.map((r) => r.map((c) => cellKey(c, o.floatDigits)));
+  const keys = (r: Cell[]) => r.map((c) => cellKey(c, o.floatDigits));
+  const gk = yield* mapRows(gold, keys);
+  const pk = yield* mapRows(pred, keys);
 
   if (o.columnOrder === "strict") {
-    const ok = sameCollection(gk.map((r) => rowKey(r, null)), pk.map((r) => rowKey(r, null)), o);
-    return ok ? { match: true, reason: matchReason(o, gold.length) } : { match: false, reason: mismatchReason(gk, pk, o, null) };
+    const plain = (r: string[]) => rowKey(r, null);
+    const ok = yield* sameCollection(yield* mapRows(gk, plain), yield* mapRows(pk, plain), o);
+    return ok ? { match: true, reason: matchReason(o, gold.length) } : { match: false, reason: yield* mismatchReason(gk, pk, o, null) };
   }
 
   // Quick rejection (exec_eval.py quick_rej): rows with their values sorted must already agree.
   const sortedKey = (r: string[]) => rowKey([...r].sort(), null);
-  if (!sameCollection(gk.map(sortedKey), pk.map(sortedKey), o)) return { match: false, reason: mismatchReason(gk, pk, o, null) };
+  if (!(yield* sameCollection(yield* mapRows(gk, sortedKey), yield* mapRows(pk, sortedKey), o))) return { match: false, reason: yield* mismatchReason(gk, pk, o, null) };
 
-  const m = matchColumns(gk, pk, o);
+  const m = yield* matchColumns(gk, pk, o);
   if (m.perm) {
     const p = m.perm;
     const identity = p.every((v, i) => v === i);
@@ -153,40 +229,53 @@ class Ids {
  * signatures plus at most MAX_ASSIGNMENTS verifications of O(rows x columns), whatever the number
  * of column orders.
  */
-function matchColumns(gk: string[][], pk: string[][], o: CompareOptions): { perm: number[] | null; exhausted: boolean } {
+function* matchColumns(gk: string[][], pk: string[][], o: CompareOptions): Work<{ perm: number[] | null; exhausted: boolean }> {
   const no = { perm: null, exhausted: false };
   const ncols = gk[0].length;
   const values = new Ids();
-  let g = gk.map((r) => r.map((k) => values.id(k)));
-  let p = pk.map((r) => r.map((k) => values.id(k)));
+  const valueIds = (r: string[]) => r.map((k) => values.id(k));
+  let g = yield* mapRows(gk, valueIds);
+  let p = yield* mapRows(pk, valueIds);
   if (!o.ordered && o.rows === "set") {
     // distinct rows stay distinct under any column order: compare the distinct rows as bags
-    const distinct = (rows: number[][]) => {
+    const distinct = function* (rows: number[][]): Work<number[][]> {
       const seen = new Set<string>();
-      return rows.filter((r) => {
-        const k = r.join(",");
-        return seen.has(k) ? false : (seen.add(k), true);
-      });
+      const out: number[][] = [];
+      for (let i = 0; i < rows.length; i++) {
+        if (i % STRIDE === STRIDE - 1) yield;
+        const k = rows[i].join(",");
+        if (!seen.has(k)) (seen.add(k), out.push(rows[i]));
+      }
+      return out;
     };
-    g = distinct(g);
-    p = distinct(p);
+    g = yield* distinct(g);
+    p = yield* distinct(p);
     if (g.length !== p.length) return no;
   }
   const nrows = g.length;
 
   // column classes, shared by both sides
   const colIds = new Ids();
+  /** `f(c)` for every column, pausing after each (a column's work is O(rows log rows)). */
+  const perColumn = function* <T>(f: (c: number) => T): Work<T[]> {
+    const out = new Array<T>(ncols);
+    for (let c = 0; c < ncols; c++) {
+      out[c] = f(c);
+      yield;
+    }
+    return out;
+  };
   let gCol: number[];
   let pCol: number[];
   if (o.ordered) {
     const seq = (rows: number[][], c: number) => rows.map((r) => r[c]).join(",");
-    gCol = Array.from({ length: ncols }, (_, c) => colIds.id(seq(g, c)));
-    pCol = Array.from({ length: ncols }, (_, c) => colIds.id(seq(p, c)));
+    gCol = yield* perColumn((c) => colIds.id(seq(g, c)));
+    pCol = yield* perColumn((c) => colIds.id(seq(p, c)));
   } else {
     const rowIds = new Ids();
     const sortedRow = (r: number[]) => rowIds.id([...r].sort((a, b) => a - b).join(","));
-    let gRow = g.map(sortedRow);
-    let pRow = p.map(sortedRow);
+    let gRow = yield* mapRows(g, sortedRow);
+    let pRow = yield* mapRows(p, sortedRow);
     let nRowClasses = rowIds.size;
     const sig = (rows: number[][], rowClass: number[], c: number, classes: Ids) => {
       if (Number.isSafeInteger(values.size * nRowClasses)) {
@@ -198,16 +287,18 @@ function matchColumns(gk: string[][], pk: string[][], o: CompareOptions): { perm
     };
     for (let round = 0; ; round++) {
       const ids = new Ids();
-      gCol = Array.from({ length: ncols }, (_, c) => sig(g, gRow, c, ids));
-      pCol = Array.from({ length: ncols }, (_, c) => sig(p, pRow, c, ids));
+      const gr = gRow;
+      const pr = pRow;
+      gCol = yield* perColumn((c) => sig(g, gr, c, ids));
+      pCol = yield* perColumn((c) => sig(p, pr, c, ids));
       if (new Set(gCol).size === ncols || round + 1 >= ROUNDS) break; // no ties left, or enough rounds
       // refine the rows: a row's class is now its (column class, value) pairs, sorted
       const refined = new Ids();
       const rowSig = (r: number[], cols: number[]) => refined.id(r.map((v, c) => `${cols[c]}:${v}`).sort().join(","));
       const gc = gCol;
       const pc = pCol;
-      gRow = g.map((r) => rowSig(r, gc));
-      pRow = p.map((r) => rowSig(r, pc));
+      gRow = yield* mapRows(g, (r) => rowSig(r, gc));
+      pRow = yield* mapRows(p, (r) => rowSig(r, pc));
       nRowClasses = refined.size;
     }
   }
@@ -234,10 +325,12 @@ function matchColumns(gk: string[][], pk: string[][], o: CompareOptions): { perm
     if (e.gold.length === 1) perm[e.gold[0]] = e.model[0];
     else tied.push(...e.gold);
   }
-  const goldRows = g.map((r) => r.join(","));
+  const goldRows = yield* mapRows(g, (r) => r.join(","));
   const bag: CompareOptions = { ...o, rows: "bag" };
-  const verify = () => sameCollection(goldRows, p.map((r) => perm.map((c) => r[c]).join(",")), bag);
-  if (!tied.length) return verify() ? { perm, exhausted: false } : no;
+  const verify = function* (): Work<boolean> {
+    return yield* sameCollection(goldRows, yield* mapRows(p, (r) => perm.map((c) => r[c]).join(",")), bag);
+  };
+  if (!tied.length) return (yield* verify()) ? { perm, exhausted: false } : no;
 
   // Tied classes (columns no signature told apart): a depth-first pairing, gold columns in index
   // order, each trying its class's unused model columns in index order (one per distinct content:
@@ -247,13 +340,13 @@ function matchColumns(gk: string[][], pk: string[][], o: CompareOptions): { perm
   // verification decides), whatever the number of orders.
   tied.sort((x, y) => x - y);
   const contents = new Ids();
-  const content = Array.from({ length: ncols }, (_, c) => contents.id(p.map((r) => r[c]).join(",")));
+  const content = yield* perColumn((c) => contents.id(p.map((r) => r[c]).join(",")));
   let projectionsLeft = PROJECTION_BUDGET;
   let verifications = 0;
   let exhausted = false;
   const placed = () => perm.flatMap((m, c) => (m >= 0 ? [c] : []));
   /** Whether gold and model rows agree on the placed columns (hashed; a collision only prunes less). */
-  const projectionsAgree = (): boolean => {
+  const projectionsAgree = function* (): Work<boolean> {
     if (projectionsLeft-- <= 0) return true;
     const cols = placed();
     const counts = new Map<number, number>();
@@ -267,12 +360,14 @@ function matchColumns(gk: string[][], pk: string[][], o: CompareOptions): { perm
       }
       return (h1 >>> 0) * 0x200000 + (h2 & 0x1fffff);
     };
-    for (const r of g) {
-      const h = hash(r, (c) => c);
+    for (let i = 0; i < g.length; i++) {
+      if (i % STRIDE === STRIDE - 1) yield;
+      const h = hash(g[i], (c) => c);
       counts.set(h, (counts.get(h) ?? 0) + 1);
     }
-    for (const r of p) {
-      const h = hash(r, (c) => perm[c]);
+    for (let i = 0; i < p.length; i++) {
+      if (i % STRIDE === STRIDE - 1) yield;
+      const h = hash(p[i], (c) => perm[c]);
       const n = counts.get(h);
       if (!n) return false;
       counts.set(h, n - 1);
@@ -281,13 +376,13 @@ function matchColumns(gk: string[][], pk: string[][], o: CompareOptions): { perm
   };
   const used = new Array<boolean>(ncols).fill(false);
   for (let c = 0; c < ncols; c++) if (perm[c] >= 0) used[perm[c]] = true;
-  const dfs = (t: number): boolean => {
+  const dfs = function* (t: number): Work<boolean> {
     if (t === tied.length) {
       if (verifications++ >= MAX_ASSIGNMENTS) {
         exhausted = true;
         return false;
       }
-      return verify();
+      return yield* verify();
     }
     const gc = tied[t];
     const seen = new Set<number>();
@@ -296,14 +391,14 @@ function matchColumns(gk: string[][], pk: string[][], o: CompareOptions): { perm
       seen.add(content[mc]);
       perm[gc] = mc;
       used[mc] = true;
-      if ((t + 1 === tied.length || projectionsAgree()) && dfs(t + 1)) return true;
+      if ((t + 1 === tied.length || (yield* projectionsAgree())) && (yield* dfs(t + 1))) return true;
       perm[gc] = -1;
       used[mc] = false;
       if (exhausted) return false;
     }
     return false;
   };
-  if (dfs(0)) return { perm, exhausted: false };
+  if (yield* dfs(0)) return { perm, exhausted: false };
   return { perm: null, exhausted };
 }
 
@@ -312,19 +407,16 @@ function matchReason(o: CompareOptions, n: number): string {
   return `results match (${o.ordered ? "ordered" : o.rows}, ${n} row${n === 1 ? "" : "s"})`;
 }
 
-function mismatchReason(gk: string[][], pk: string[][], o: CompareOptions, perm: number[] | null): string {
+function* mismatchReason(gk: string[][], pk: string[][], o: CompareOptions, perm: number[] | null): Work<string> {
+  const key = (r: string[]) => rowKey(o.columnOrder === "any" ? [...r].sort() : r, perm);
   if (o.ordered) {
     // same rows, wrong order?
     const un = { ...o, ordered: false };
-    const g = gk.map((r) => rowKey(o.columnOrder === "any" ? [...r].sort() : r, perm));
-    const p = pk.map((r) => rowKey(o.columnOrder === "any" ? [...r].sort() : r, perm));
-    if (sameCollection(g, p, un)) return "same rows in a different order (the gold query has ORDER BY)";
+    if (yield* sameCollection(yield* mapRows(gk, key), yield* mapRows(pk, key), un)) return "same rows in a different order (the gold query has ORDER BY)";
   }
   if (o.rows === "bag") {
     const asSet = { ...o, rows: "set" as const, ordered: false };
-    const g = gk.map((r) => rowKey(o.columnOrder === "any" ? [...r].sort() : r, perm));
-    const p = pk.map((r) => rowKey(o.columnOrder === "any" ? [...r].sort() : r, perm));
-    if (sameCollection(g, p, asSet)) return "same distinct rows, different duplicates";
+    if (yield* sameCollection(yield* mapRows(gk, key), yield* mapRows(pk, key), asSet)) return "same distinct rows, different duplicates";
   }
   return "different rows";
 }

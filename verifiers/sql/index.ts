@@ -142,7 +142,7 @@ export const sql = defineVerifier({
       return score(0, syntax, why, { error: p.error.slice(0, 1_000), limit: p.limit ?? null, ...(p.work ? { work: p.work } : {}) });
     }
     const ordered = o.order === "always" || (o.order === "auto" && hasTopLevelOrderBy(gold.tokens));
-    const cmp = compareResults(g.rows, p.rows, { rows: o.rows, ordered, columnOrder: o.column_order, floatDigits: o.float_digits });
+    const cmp = await compareResults(g.rows, p.rows, { rows: o.rows, ordered, columnOrder: o.column_order, floatDigits: o.float_digits });
     return score(cmp.match ? 1 : 0, 1, cmp.reason, {
       ordered,
       rows: { model: p.rows.length, gold: g.rows.length },
