@@ -291,10 +291,10 @@ export class SqlService {
         // in CPU time of the backend where its /proc entry is read (the engine stops it at that, or
         // at the wall-clock net less its waits for a CPU; statement_timeout is the last resort),
         // in wall time elsewhere. With `queued` the item's clock is stopped for the whole query.
-        const left = () => (o.queued ? Infinity : o.deadline - Date.now());
+        const room = () => (o.queued ? Infinity : o.deadline - Date.now());
         const runMs = Math.max(1, Math.min(this.opts.timeoutMs, o.deadline - Date.now()));
         const netMs = Math.max(runMs, Math.min(runMs * 2 + 1_000, o.deadline - Date.now()));
-        const lastMs = Math.max(netMs, Math.min(runMs * 10 + 5_000, netMs + 60_000, left()));
+        const lastMs = Math.max(netMs, Math.min(runMs * 10 + 5_000, netMs + 60_000, room()));
         let r: PgOutcome;
         try {
           r = await this.enginePg().query(e.location, sql, { runMs, netMs, lastMs, ...caps });
