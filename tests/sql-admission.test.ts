@@ -9,7 +9,8 @@
  * - Past ASSAY_SQL_MAX_WAIT_MS of SQL backlog a request with `sql` items gets 429 + Retry-After;
  *   other verifiers pass.
  * - A query that takes most of its limit scores the same with a CPU hog running (the hog is
- *   started and stopped here, bounded in time).
+ *   started and stopped here, bounded in time); on PostgreSQL (its backend's CPU time) too, and an
+ *   endless PostgreSQL query scores 0 under the hog, never null.
  */
 import { test, describe, after } from "node:test";
 import assert from "node:assert/strict";
@@ -75,6 +76,7 @@ describe("SQL admission: queueing never makes an item null", () => {
 });
 
 // PostgreSQL (scripts/setup-postgres.sh's read-only role): the same rule for its connections.
+const PG_ENDLESS = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT max(n) FROM r";
 const READER = process.env.ASSAY_SQL_TEST_POSTGRES_RO ?? "postgres://assay_ro:assay_ro@127.0.0.1:5432/assay_test";
 const pgMissing = await (async () => {
   const { default: pg } = await import("pg");
@@ -99,7 +101,11 @@ describe("PostgreSQL admission: a query's wait for a connection is not charged t
     const res = await request(app).post("/reward/batch").send({ items }).expect(200);
     const results = res.body.results as Result[];
     assert.deepEqual(results.map((r) => r.reward), [0, 0, 0, 0, 0, 0, 0, 0, 1, 1], JSON.stringify(results.map((r) => r.reason)));
-    for (const r of results.slice(0, 8)) assert.equal(r.status, "ok");
+    for (const r of results.slice(0, 8)) {
+      assert.equal(r.status, "ok");
+      // stopped at its CPU limit, read from its backend's /proc (PostgreSQL is on this host)
+      assert.match(r.reason, /ms of CPU time \(limit 300 ms of CPU time\)/, r.reason);
+    }
   });
 
   test("GET /databases/{id} lists a view without evaluating it (an endless view costs nothing)", async () => {
@@ -127,9 +133,9 @@ describe("PostgreSQL admission: a query's wait for a connection is not charged t
 
 describe("the SQLite limit is the work the query did", () => {
   /** Busy-loop processes on every core (and then some), each ending by itself after `ms`. */
-  function hog(ms: number): ChildProcess[] {
+  function hog(ms: number, perCore = 2, detached = false): ChildProcess[] {
     const code = `const end = Date.now() + ${ms}; let x = 0; while (Date.now() < end) x = (x * 31 + 7) % 1000003;`;
-    return Array.from({ length: availableParallelism() * 2 }, () => spawn(process.execPath, ["-e", code], { stdio: "ignore" }));
+    return Array.from({ length: availableParallelism() * perCore }, () => spawn(process.execPath, ["-e", code], { stdio: "ignore", detached }));
   }
   const stop = (ps: ChildProcess[]) => Promise.all(ps.map((p) => new Promise<void>((res) => {
     if (p.exitCode !== null || p.signalCode !== null) return res();
@@ -169,5 +175,50 @@ describe("the SQLite limit is the work the query did", () => {
     for (const r of [...idle, ...loaded]) assert.ok(r.details.cpu_ms > limitMs * 0.3 && r.details.cpu_ms < limitMs, `cpu ${r.details.cpu_ms} ms`);
     const show = (rs: Result[]) => rs.map((r) => `${Math.round(r.details.ms)} ms wall / ${Math.round(r.details.cpu_ms)} ms CPU`).join(", ");
     console.log(`# n=${n}: idle ${show(idle)}; under the hog ${show(loaded)} (limit ${limitMs} ms of CPU time)`);
+  });
+
+  test("PostgreSQL: a query that takes half its limit scores 1 with a CPU hog running (4 busy loops a core), an endless one 0", { skip: pgMissing ?? undefined }, async () => {
+    // its limit is its backend's CPU time (/proc/<pid>/schedstat, PostgreSQL on this host)
+    const limitMs = 500;
+    const { app, runtime } = await testApp({ ASSAY_SQL_POSTGRES: `pgcpu=${READER}`, ASSAY_SQL_DIR: "/nonexistent", ASSAY_SQL_TIMEOUT_MS: String(limitMs), ASSAY_DEADLINE_MS: "20000" });
+    after(() => runtime.close());
+    const score = async (response: string, reference: string) =>
+      (await request(app).post("/reward").send({ verifier: "sql", response, reference, options: { database: "pgcpu" } }).expect(200)).body as Result;
+    // a right answer that counts n rows (streamed, no tuplestore) before it answers
+    const counting = (n: number) => score(`SELECT count(*) FROM (SELECT generate_series(1, ${n})) s`, `SELECT ${n}`);
+    let n = 1_000_000;
+    for (let i = 0; i < 6; i++) {
+      const r = await counting(n);
+      assert.equal(r.reward, 1, r.reason);
+      const ms = r.details.cpu_ms as number; // the backend's CPU time for the query
+      assert.equal(typeof ms, "number", "no CPU time read from the backend's /proc");
+      if (ms > limitMs * 0.4 && ms < limitMs * 0.6) break;
+      n = Math.max(1000, Math.round((n * limitMs * 0.5) / Math.max(1, ms)));
+    }
+    const idle = [await counting(n), await counting(n)];
+    const idleEndless = await score(PG_ENDLESS, "SELECT 1");
+    // each busy loop in a session of its own: with autogroup scheduling (Linux's default on a
+    // desktop kernel) a hog in the test's session would only compete with the test itself,
+    // while these compete with the PostgreSQL server's processes as well
+    const hogs = hog(30_000, 4, true);
+    let loaded: Result[];
+    let loadedEndless: Result;
+    try {
+      await sleep(300); // let the hog take the cores
+      loaded = [await counting(n), await counting(n)];
+      loadedEndless = await score(PG_ENDLESS, "SELECT 1");
+    } finally {
+      await stop(hogs);
+    }
+    assert.deepEqual(idle.map((r) => r.reward), [1, 1]);
+    assert.deepEqual(loaded.map((r) => r.reward), [1, 1], loaded.map((r) => r.reason).join("; "));
+    for (const r of [idleEndless, loadedEndless]) {
+      assert.equal(r.status, "ok", r.reason);
+      assert.equal(r.reward, 0, r.reason);
+      assert.match(r.reason, new RegExp(`ms of CPU time \\(limit ${limitMs} ms of CPU time\\)`), r.reason);
+    }
+    for (const r of [...idle, ...loaded]) assert.ok(r.details.cpu_ms > limitMs * 0.25 && r.details.cpu_ms < limitMs, `cpu ${r.details.cpu_ms} ms`);
+    const show = (rs: Result[]) => rs.map((r) => `${Math.round(r.details.ms)} ms wall / ${Math.round(r.details.cpu_ms)} ms CPU`).join(", ");
+    console.log(`# PostgreSQL n=${n}: idle ${show(idle)}; under the hog ${show(loaded)}; endless under the hog: ${loadedEndless.reason} (limit ${limitMs} ms of CPU time)`);
   });
 });

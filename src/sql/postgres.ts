@@ -4,7 +4,8 @@
  * 1. `BEGIN TRANSACTION READ ONLY`, a fingerprint of the session (the settings a result may
  *    depend on, the user, its temporary relations), and `SET LOCAL`
  *    limits (statement_timeout, lock_timeout, idle_in_transaction_session_timeout): our text,
- *    one round trip.
+ *    one round trip. On this host statement_timeout is only the last resort: the query's limit
+ *    is its backend's CPU time, read from /proc while it runs, and Assay cancels it (query()).
  * 2. `DECLARE assay_q NO SCROLL CURSOR FOR <query>` through the extended query protocol
  *    (Parse/Bind/Execute), where PostgreSQL refuses more than one statement ("cannot insert
  *    multiple commands into a prepared statement"): the query can never COMMIT, SET or run a
@@ -21,6 +22,7 @@
  * naming what to REVOKE); scripts/setup-postgres.sh shows a SELECT-only one.
  */
 import { readFileSync } from "node:fs";
+import { connect as netConnect } from "node:net";
 import pg from "pg";
 import type { Cell, QueryOutcome, SchemaTable } from "./types.js";
 
@@ -40,8 +42,10 @@ const types = {
 } as unknown as pg.CustomTypesConfig;
 
 const FETCH = 512;
-/** How long past its own limit a query may go unanswered before its connection is destroyed. */
+/** How long past its own limit (or past our cancel) a query may go unanswered before its connection is destroyed. */
 const WATCHDOG_GRACE_MS = 2_000;
+/** How often a running query's backend CPU time is read, ms (as the SQLite pool does). */
+const POLL_MS = 20;
 /** Connections taken in a row whose settings were not a fresh session's, before giving up. */
 const MAX_TAINTED = 3;
 
@@ -69,7 +73,25 @@ export class UnsafeRoleError extends Error {
   }
 }
 
-export type PgOutcome = QueryOutcome & { settings?: string };
+/**
+ * `stopped`: what stopped a query at its time limit: its backend's CPU time (`cpu`), the wall-clock
+ * safety net less the time spent waiting for a CPU (`wall`), both ours, read from /proc; or
+ * PostgreSQL's statement_timeout (`statement_timeout`: wall-clock time, `statement_ms` of it), the
+ * last-resort net where /proc is read, the limit itself where it cannot be (a remote server).
+ */
+export type PgOutcome = QueryOutcome & { settings?: string; stopped?: "cpu" | "wall" | "statement_timeout"; statement_ms?: number };
+
+/** Limits of one query, ms. */
+export interface PgLimits {
+  /** CPU time of the backend (wall-clock time where its /proc entry cannot be read). */
+  runMs: number;
+  /** Wall-clock safety net, not counting time waiting for a CPU; default 2 x runMs + 1 s. */
+  netMs?: number;
+  /** statement_timeout where /proc is read (wall time, the last resort); default 10 x runMs + 5 s, at most the net + 60 s. */
+  lastMs?: number;
+  maxRows: number;
+  maxBytes: number;
+}
 
 /** Nanoseconds a process has run, and waited runnable for a CPU (/proc/<pid>/schedstat), or null. */
 function schedstat(pid: number): { run: number; wait: number } | null {
@@ -205,16 +227,20 @@ export class PostgresEngine {
    * A connection whose session is a fresh one's, in a READ ONLY transaction with the limits set:
    * its settings fingerprint. A connection that fails the comparison is destroyed and another taken.
    */
-  private async begin(url: string, runMs: number): Promise<{ client: pg.PoolClient; settings: string }> {
+  private async begin(url: string, runMs: number, localMs = runMs): Promise<{ client: pg.PoolClient; settings: string; statementMs: number }> {
     await this.checkRole(url);
     const s = this.state(url);
     for (let tries = 0; ; tries++) {
       const client = this.listen(await s.pool.connect());
       let fp: string;
+      let statementMs: number;
       try {
+        if (!this.backend.has(client)) this.backend.set(client, localBackend(url, client));
         const ms = Math.max(1, Math.round(runMs));
+        // where the backend's CPU time is read, statement_timeout is only the last-resort net
+        statementMs = this.backend.get(client) != null ? Math.max(ms, Math.round(localMs)) : ms;
         const rs = (await client.query(
-          `BEGIN TRANSACTION READ ONLY; ${FINGERPRINT_SQL}; SET LOCAL statement_timeout = ${ms}; SET LOCAL lock_timeout = ${ms}; SET LOCAL idle_in_transaction_session_timeout = ${Math.max(30_000, ms * 4)}; SET LOCAL max_parallel_workers_per_gather = 0`,
+          `BEGIN TRANSACTION READ ONLY; ${FINGERPRINT_SQL}; SET LOCAL statement_timeout = ${statementMs}; SET LOCAL lock_timeout = ${ms}; SET LOCAL idle_in_transaction_session_timeout = ${Math.max(30_000, statementMs * 4)}; SET LOCAL max_parallel_workers_per_gather = 0`,
         )) as unknown as pg.QueryResult[];
         fp = String(rs[1].rows[0].fp);
       } catch (err) {
@@ -225,43 +251,85 @@ export class PostgresEngine {
       if (base === undefined) {
         this.baseline.set(client, fp);
         s.settings = fp;
-        this.backend.set(client, localBackend(url, client));
       } else if (base !== fp) {
         this.counters.tainted++;
         this.release(client, false);
         if (tries + 1 >= MAX_TAINTED) throw new Error(`${MAX_TAINTED} pooled connections in a row had settings unlike a fresh session's; refusing to run on them`);
         continue;
       }
-      return { client, settings: fp };
+      return { client, settings: fp, statementMs };
     }
   }
 
-  /** Connection failures throw (machinery); everything the query itself does is an outcome. */
-  async query(url: string, sql: string, o: { runMs: number; maxRows: number; maxBytes: number }): Promise<PgOutcome> {
-    const { client, settings } = await this.begin(url, o.runMs);
+  /**
+   * Connection failures throw (machinery); everything the query itself does is an outcome.
+   *
+   * Where the backend's /proc entry is read (a server on this host), the query's limit is its
+   * backend's CPU time, read every POLL_MS: at `runMs` of it, or at `netMs` of wall-clock time not
+   * spent waiting for a CPU, the query is canceled (SIGINT to the backend, what pg_cancel_backend
+   * sends, or PostgreSQL's cancel request where this process may not signal it), so a query that
+   * is only slow because the host is busy is not cut off. statement_timeout stays armed at `lastMs`
+   * of wall time, the last resort. Elsewhere statement_timeout is the limit (wall time).
+   */
+  async query(url: string, sql: string, o: PgLimits): Promise<PgOutcome> {
+    const runMs = Math.max(1, Math.round(o.runMs));
+    const netMs = Math.max(runMs, Math.round(o.netMs ?? runMs * 2 + 1_000));
+    const lastMs = Math.max(netMs, Math.round(o.lastMs ?? Math.min(runMs * 10 + 5_000, netMs + 60_000)));
+    const { client, settings, statementMs } = await this.begin(url, runMs, lastMs);
     let keep = false;
     let timer: NodeJS.Timeout | undefined;
+    let poll: NodeJS.Timeout | undefined;
     const pid = this.backend.get(client) ?? null;
     const s0 = pid === null ? null : schedstat(pid);
     const measured = (): { work?: { cpu_ms: number; wait_ms: number } } => {
       const s1 = s0 && pid !== null ? schedstat(pid) : null;
       return s0 && s1 ? { work: { cpu_ms: Math.round((s1.run - s0.run) / 1e5) / 10, wait_ms: Math.round((s1.wait - s0.wait) / 1e5) / 10 } } : {};
     };
+    let stopped: { by: "cpu" | "wall"; ms: number } | null = null;
+    let requested = false;
     try {
       const t0 = performance.now();
       const work = this.run(client, sql, o, t0);
       work.catch(() => {}); // when the watchdog wins, the destroyed connection rejects it
-      const watchdog = new Promise<"late">((res) => (timer = setTimeout(res, o.runMs + WATCHDOG_GRACE_MS, "late")));
+      let late: (v: "late") => void = () => {};
+      const watchdog = new Promise<"late">((res) => {
+        late = res;
+        timer = setTimeout(res, statementMs + WATCHDOG_GRACE_MS, "late");
+      });
+      if (s0 && pid !== null) {
+        poll = setInterval(() => {
+          const s1 = schedstat(pid);
+          if (!s1 || stopped) return;
+          const cpu = (s1.run - s0.run) / 1e6;
+          const free = performance.now() - t0 - (s1.wait - s0.wait) / 1e6;
+          if (cpu >= runMs) stopped = { by: "cpu", ms: cpu };
+          else if (free >= netMs) stopped = { by: "wall", ms: free };
+          else return;
+          clearInterval(poll);
+          requested = cancelBackend(client, pid) === "request";
+          // canceled: it answers now, or its connection is closed
+          clearTimeout(timer);
+          timer = setTimeout(late, WATCHDOG_GRACE_MS, "late");
+        }, POLL_MS);
+      }
       const out = await Promise.race([work, watchdog]);
+      clearInterval(poll);
+      const by = stopped as { by: "cpu" | "wall"; ms: number } | null;
       if (out === "late") {
         // PostgreSQL did not stop it (or did not answer): the connection's state is unknown
-        return { ok: false, stage: "execute", error: `no answer ${Math.round(o.runMs + WATCHDOG_GRACE_MS)} ms after the query started; its connection was closed`, limit: "timeout", ...measured() };
+        const waited = by ? `${WATCHDOG_GRACE_MS} ms after it was canceled at ${limitText(by, runMs, netMs)}` : `${Math.round(statementMs + WATCHDOG_GRACE_MS)} ms after the query started`;
+        return { ok: false, stage: "execute", error: `no answer ${waited}; its connection was closed`, limit: "timeout", stopped: by?.by ?? "statement_timeout", statement_ms: statementMs, ...measured() };
       }
       const m = out.ok || out.limit === "timeout" ? measured() : {};
-      keep = await reset(client, true);
-      return out.ok ? { ...out, settings } : { ...out, ...m };
+      keep = (await reset(client, true)) && !requested;
+      if (out.ok) return { ...out, settings, ...(m.work ? { cpuMs: m.work.cpu_ms } : {}) };
+      if (out.limit !== "timeout") return out;
+      if (by) return { ok: false, stage: "execute", error: `query stopped after ${limitText(by, runMs, netMs)}`, limit: "timeout", stopped: by.by, ...m };
+      const what = s0 ? `${statementMs} ms of wall-clock time (statement_timeout, the last-resort limit; the limit is ${runMs} ms of CPU time)` : `${statementMs} ms of wall-clock time (statement_timeout)`;
+      return { ...out, error: `${out.error}: query stopped after ${what}`, stopped: "statement_timeout", statement_ms: statementMs, ...m };
     } finally {
       clearTimeout(timer);
+      clearInterval(poll);
       this.release(client, keep);
     }
   }
@@ -358,6 +426,43 @@ export class PostgresEngine {
     await Promise.all([...this.pools.values()].map((p) => p.pool.end().catch(() => {})));
     this.pools.clear();
   }
+}
+
+/** What stopped a query, for its message. */
+function limitText(by: { by: "cpu" | "wall"; ms: number }, runMs: number, netMs: number): string {
+  return by.by === "cpu"
+    ? `${Math.round(by.ms)} ms of CPU time (limit ${runMs} ms of CPU time)`
+    : `${Math.round(by.ms)} ms of wall-clock time not spent waiting for a CPU (safety net ${netMs} ms; the limit is ${runMs} ms of CPU time)`;
+}
+
+/**
+ * Cancels the statement running on a local backend: SIGINT, which is what pg_cancel_backend()
+ * sends (it needs no free connection: every pooled one may be running a query); where this
+ * process may not signal PostgreSQL's processes (another OS user), PostgreSQL's cancel request
+ * on a new socket (the backend's pid and secret key, no login), as libpq's PQcancel does.
+ * A signal that reaches a backend between statements is ignored by PostgreSQL; a request may
+ * arrive late, so its connection is not reused.
+ */
+function cancelBackend(client: pg.PoolClient, pid: number): "signal" | "request" {
+  try {
+    process.kill(pid, "SIGINT");
+    return "signal";
+  } catch {
+    // EPERM: not ours to signal
+  }
+  const c = client as unknown as { host?: string; port?: number; processID?: number; secretKey?: number };
+  if (!c.processID || c.secretKey == null) return "request";
+  const msg = Buffer.alloc(16);
+  msg.writeInt32BE(16, 0);
+  msg.writeInt32BE(80877102, 4); // CancelRequest
+  msg.writeInt32BE(c.processID, 8);
+  msg.writeInt32BE(c.secretKey, 12);
+  const port = c.port ?? 5432;
+  const sock = c.host?.startsWith("/") ? netConnect(`${c.host}/.s.PGSQL.${port}`) : netConnect(port, c.host || "127.0.0.1");
+  sock.setTimeout(WATCHDOG_GRACE_MS, () => sock.destroy());
+  sock.on("error", () => {});
+  sock.on("connect", () => sock.end(msg));
+  return "request";
 }
 
 /** The connection's backend pid, when the server is on this host and /proc shows it is PostgreSQL's. */

@@ -98,11 +98,20 @@ export type Upload =
 const SQLITE_MAGIC = Buffer.from("SQLite format 3\0", "latin1");
 
 /**
- * A PostgreSQL query stopped at its time limit that spent at least this share of the limit
- * runnable but waiting for a CPU (its backend's /proc schedstat, on this host) was stopped by
- * the load: null, not 0.
+ * A PostgreSQL query stopped by statement_timeout (wall time: on this host the last-resort net,
+ * far past its CPU limit) that spent at least this share of it runnable but waiting for a CPU
+ * (its backend's /proc schedstat) was stopped by the load: null, not 0. A query stopped at its
+ * CPU limit or at the wall-clock net less its waits for a CPU is 0 whatever the load.
  */
 export const LOADED_SHARE = 0.25;
+
+/**
+ * Whether a PostgreSQL outcome is a stop by statement_timeout after waiting for a CPU for at
+ * least LOADED_SHARE of it: the load's doing, null. Never a stop by the query's CPU time or net.
+ */
+export function stoppedByLoad(r: PgOutcome): boolean {
+  return !r.ok && r.limit === "timeout" && r.stopped === "statement_timeout" && !!r.work && r.statement_ms !== undefined && r.work.wait_ms >= LOADED_SHARE * r.statement_ms;
+}
 
 export class SqlService {
   private entries = new Map<string, Entry>();
@@ -291,19 +300,25 @@ export class SqlService {
       }
       ticket.start();
       try {
-        // statement_timeout: what is left of the item's deadline when the connection is had
+        // the limit, fixed when the connection is had: what is left of the item's deadline then,
+        // in CPU time of the backend where its /proc entry is read (the engine stops it at that, or
+        // at the wall-clock net less its waits for a CPU; statement_timeout is the last resort),
+        // in wall time elsewhere. With `queued` the item's clock is stopped for the whole query.
+        const room = () => (o.queued ? Infinity : o.deadline - Date.now());
         const runMs = Math.max(1, Math.min(this.opts.timeoutMs, o.deadline - Date.now()));
-        let r: QueryOutcome;
+        const netMs = Math.max(runMs, Math.min(runMs * 2 + 1_000, o.deadline - Date.now()));
+        const lastMs = Math.max(netMs, Math.min(runMs * 10 + 5_000, netMs + 60_000, room()));
+        let r: PgOutcome;
         try {
-          r = await this.enginePg().query(e.location, sql, { runMs, ...caps });
+          r = await this.enginePg().query(e.location, sql, { runMs, netMs, lastMs, ...caps });
         } catch (err) {
           throw new MachineryError(`PostgreSQL ${e.id}: ${(err as Error).message}`);
         }
-        // statement_timeout is wall time: a query that spent a good share of it waiting for a CPU was
-        // stopped by the load, not by its own work, and is ours to mask (null), never a 0
-        if (!r.ok && r.limit === "timeout" && r.work && r.work.wait_ms >= LOADED_SHARE * runMs) {
+        // statement_timeout is wall time: a query it stopped after spending a good share of it
+        // waiting for a CPU was stopped by the load, not by its own work: ours to mask (null), never a 0
+        if (!r.ok && r.work && stoppedByLoad(r)) {
           throw new MachineryError(
-            `PostgreSQL ${e.id}: the query reached its ${runMs} ms time limit after waiting ${Math.round(r.work.wait_ms)} ms for a CPU (it ran ${Math.round(r.work.cpu_ms)} ms): the database host was loaded, so this is not scored; retry it, or raise ASSAY_SQL_TIMEOUT_MS`,
+            `PostgreSQL ${e.id}: the query reached the ${r.statement_ms} ms wall-clock safety limit after waiting ${Math.round(r.work.wait_ms)} ms for a CPU (it ran ${Math.round(r.work.cpu_ms)} ms of its ${runMs} ms of CPU time): the database host was loaded, so this is not scored; retry it`,
           );
         }
         return r;

@@ -12,7 +12,7 @@ export type QueryOutcome =
       columns: string[];
       rows: Cell[][];
       bytes: number;
-      /** Wall-clock and CPU time the engine spent on it (cpuMs: SQLite only, the process's). */
+      /** Wall-clock and CPU time the engine spent on it (cpuMs: SQLite's process's, or a PostgreSQL backend's on this host). */
       ms: number;
       cpuMs?: number;
     }
