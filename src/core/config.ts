@@ -285,6 +285,7 @@ export const NOT_SETTINGS: Readonly<Record<string, string>> = {
   ASSAY_PG_PORT: "scripts/setup-postgres.sh: the test PostgreSQL's port",
   ASSAY_BENCH_PIN: "bench/: `0` turns off pinning processes to cores",
   ASSAY_BENCH_REDIS: "bench/jobs.ts: the Redis it uses",
+  ASSAY_BENCH_JOB_MB: "bench/host-stall.ts: size of the job upload it times, MB",
   ASSAY_SCRATCH: "inside a sandbox: the runner's scratch folder",
   ASSAY_IN_SANDBOX: "inside a sandbox: set for the runner",
 };
