@@ -178,7 +178,7 @@ def test_openrlhf_get_reward_with_the_exact_payload_and_its_tensor_handling(assa
                            [orl.label("exact", "paris"), orl.label("exact", "paris")])
     batch2 = openrlhf_post(assay_url + "/get_reward?null_reward=-0.5",
                            [p2 + "The answer is (B)<|im_end|>", p2 + "B<|im_end|>", p2 + "?"], [p2, p2, p2],
-                           [orl.label("choice", "B"), json.dumps({"verifier": "nope"}), orl.label("choice", "B")])
+                           [orl.label("choice", "B"), json.dumps({"verifier": "choice", "reference": {"not": "a choice"}}), orl.label("choice", "B")])
     assert batch1["rewards"] == [1, 0]
     assert batch2["rewards"] == [1, -0.5, 0]
     assert batch2["extra_logs"]["assay_unscored"] == [0, 1, 0]
