@@ -111,12 +111,21 @@ describe("combine: aggregations", () => {
     const big = "Paris ".repeat(170_000);
     const item = { verifier: "combine", response: big, reference: [{ verifier: "exact", reference: "paris" }, { verifier: "length", options: { unit: "chars", max_length: 4096, cache_length: 512 } }] };
     await score(item); // warm (JIT): most of the time is exact's own normalisation of 1 MB
-    const t0 = performance.now();
-    const r = await score(item);
-    const ms = performance.now() - t0;
-    assert.equal(r.status, "ok", r.reason);
-    assert.equal(r.reward, -1);
-    assert.ok(ms < 50, `${ms} ms`);
+    // CPU time, not wall time: exact normalises a long text in slices, giving the event loop back
+    // between them (so /healthz keeps answering), and on a shared machine the wall time of those
+    // turns measures the other processes. The work itself must stay linear and small.
+    // The least of three runs: the process's CPU includes V8's parallel GC threads, whose share
+    // of one run swings with what the heap held before it.
+    let ms = Infinity;
+    for (let i = 0; i < 3; i++) {
+      const c0 = process.cpuUsage();
+      const r = await score(item);
+      const c = process.cpuUsage(c0);
+      ms = Math.min(ms, (c.user + c.system) / 1000);
+      assert.equal(r.status, "ok", r.reason);
+      assert.equal(r.reward, -1);
+    }
+    assert.ok(ms < 50, `${ms} ms of CPU`);
   });
 
   test("only namespace verifiers answer ns:rest names", async () => {
