@@ -29,10 +29,14 @@ export interface RunProbe {
   threads(): string[];
 }
 
-/** A thread's time on a CPU and its run delay (runnable, not running) so far, ns; null once it is gone. */
-function schedstat(tid: string): [number, number] | null {
+/**
+ * A thread's (or a process's main thread's) time on a CPU and its run delay (runnable, not
+ * running) so far, ns, from /proc/<id>/schedstat; null once it is gone or where /proc cannot say.
+ * The one reader: the SQL engines time their processes and backends with it too.
+ */
+export function schedstat(tid: number | string): [run: number, wait: number] | null {
   try {
-    const f = readFileSync(`/proc/${tid}/schedstat`, "utf8").split(" ");
+    const f = readFileSync(`/proc/${tid}/schedstat`, "latin1").split(" ");
     const r = Number(f[0]);
     const d = Number(f[1]);
     return Number.isFinite(r) && Number.isFinite(d) ? [r, d] : null;

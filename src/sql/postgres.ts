@@ -24,6 +24,7 @@
 import { readFileSync } from "node:fs";
 import { connect as netConnect } from "node:net";
 import pg from "pg";
+import { schedstat } from "../../sandbox/meter.js";
 import type { Cell, QueryOutcome, SchemaTable } from "./types.js";
 
 const NUMERIC_OIDS = new Set([20, 21, 23, 26, 700, 701, 1700]); // int8 int2 int4 oid float4 float8 numeric
@@ -91,16 +92,6 @@ export interface PgLimits {
   lastMs?: number;
   maxRows: number;
   maxBytes: number;
-}
-
-/** Nanoseconds a process has run, and waited runnable for a CPU (/proc/<pid>/schedstat), or null. */
-function schedstat(pid: number): { run: number; wait: number } | null {
-  try {
-    const [run, wait] = readFileSync(`/proc/${pid}/schedstat`, "utf8").split(" ").map(Number);
-    return Number.isFinite(run) && Number.isFinite(wait) ? { run, wait } : null;
-  } catch {
-    return null;
-  }
 }
 
 /** Whether `url` names a server on this host, whose backends' /proc entries are theirs. */
@@ -283,7 +274,7 @@ export class PostgresEngine {
     const s0 = pid === null ? null : schedstat(pid);
     const measured = (): { work?: { cpu_ms: number; wait_ms: number } } => {
       const s1 = s0 && pid !== null ? schedstat(pid) : null;
-      return s0 && s1 ? { work: { cpu_ms: Math.round((s1.run - s0.run) / 1e5) / 10, wait_ms: Math.round((s1.wait - s0.wait) / 1e5) / 10 } } : {};
+      return s0 && s1 ? { work: { cpu_ms: Math.round((s1[0] - s0[0]) / 1e5) / 10, wait_ms: Math.round((s1[1] - s0[1]) / 1e5) / 10 } } : {};
     };
     let stopped: { by: "cpu" | "wall"; ms: number } | null = null;
     let requested = false;
@@ -300,8 +291,8 @@ export class PostgresEngine {
         poll = setInterval(() => {
           const s1 = schedstat(pid);
           if (!s1 || stopped) return;
-          const cpu = (s1.run - s0.run) / 1e6;
-          const free = performance.now() - t0 - (s1.wait - s0.wait) / 1e6;
+          const cpu = (s1[0] - s0[0]) / 1e6;
+          const free = performance.now() - t0 - (s1[1] - s0[1]) / 1e6;
           if (cpu >= runMs) stopped = { by: "cpu", ms: cpu };
           else if (free >= netMs) stopped = { by: "wall", ms: free };
           else return;

@@ -18,9 +18,10 @@
  * work that would wait too long.
  */
 import { fork, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Ledger, type Ticket } from "../../sandbox/load.js";
+import { schedstat } from "../../sandbox/meter.js";
 import type { SandboxLoad } from "../../sandbox/types.js";
 import type { WorkerTask } from "./sqlite-worker.js";
 import type { QueryOutcome, SchemaTable } from "./types.js";
@@ -38,15 +39,8 @@ const POLL_MS = 20;
 
 /** CPU time and run-queue wait of a process's main thread, ms; null where /proc cannot say. */
 export function schedOf(pid: number | undefined): { cpuMs: number; waitMs: number } | null {
-  if (!pid) return null;
-  try {
-    const [run, wait] = readFileSync(`/proc/${pid}/schedstat`, "latin1").split(" ");
-    const cpuMs = Number(run) / 1e6;
-    const waitMs = Number(wait) / 1e6;
-    return Number.isFinite(cpuMs) && Number.isFinite(waitMs) ? { cpuMs, waitMs } : null;
-  } catch {
-    return null;
-  }
+  const s = pid ? schedstat(pid) : null;
+  return s && { cpuMs: s[0] / 1e6, waitMs: s[1] / 1e6 };
 }
 
 export class TaskTimeout extends Error {
