@@ -10,31 +10,17 @@
  * npm run build && npx tsx bench/host-stall.ts   (ASSAY_BENCH_JOB_MB=100 sets the upload's size)
  */
 import { startAssay, table } from "./lib.js";
+import { pollHealthz, type Polled } from "../tests/loop-watch.js";
 
 const server = await startAssay({ ASSAY_SANDBOX: "none", ASSAY_DATA_DIR: ":memory:", ASSAY_LOG_LEVEL: "warn", ASSAY_WORKERS: "1" });
 const url = server.url;
 
-interface Polled { n: number; p50: number; p99: number; max: number; ms: number }
-
-async function whilePolling(work: () => Promise<unknown>): Promise<Polled> {
-  let done = false;
-  const lat: number[] = [];
-  const poll = (async () => {
-    while (!done) {
-      const t0 = performance.now();
-      await (await fetch(url + "/healthz")).arrayBuffer();
-      lat.push(performance.now() - t0);
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  })();
+async function whilePolling(work: () => Promise<unknown>): Promise<Polled & { ms: number }> {
+  const polling = pollHealthz(url);
   const t0 = performance.now();
   await work();
   const ms = performance.now() - t0;
-  done = true;
-  await poll;
-  lat.sort((a, b) => a - b);
-  const q = (p: number) => lat[Math.min(lat.length - 1, Math.floor(lat.length * p))] ?? NaN;
-  return { n: lat.length, p50: q(0.5), p99: q(0.99), max: lat.at(-1) ?? NaN, ms };
+  return { ...(await polling.stop()), ms };
 }
 
 const post = async (path: string, body: Buffer, type = "application/json") => {
@@ -60,7 +46,7 @@ const customBatch = Buffer.from(JSON.stringify({ items: Array.from({ length: 24 
 
 const rows: (string | number)[][] = [["case", "case ms", "/healthz polls", "p50 ms", "p99 ms", "max ms", "p99 vs idle"]];
 const idle = await whilePolling(() => new Promise((r) => setTimeout(r, 3000)));
-const row = (name: string, x: Polled) => rows.push([name, x.ms.toFixed(0), x.n, x.p50.toFixed(1), x.p99.toFixed(1), x.max.toFixed(1), `${(x.p99 / idle.p99).toFixed(1)}x`]);
+const row = (name: string, x: Polled & { ms: number }) => rows.push([name, x.ms.toFixed(0), x.n, x.p50.toFixed(1), x.p99.toFixed(1), x.max.toFixed(1), `${(x.p99 / idle.p99).toFixed(1)}x`]);
 row("idle (3 s)", idle);
 row("7 x 1 MiB to exact", await whilePolling(() => Promise.all(exactBodies.map((b) => post("/reward", b)))));
 row(`${jobMb} MB POST /jobs`, await whilePolling(() => post("/jobs", jobBody, "application/x-ndjson")));

@@ -12,7 +12,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import type { Server } from "node:http";
 import { testApp } from "./helpers.js";
-import { watchLoop, type LoopGaps } from "./loop-watch.js";
+import { watchLoop, pollHealthz, type LoopGaps, type Polled } from "./loop-watch.js";
 
 /**
  * Longest CPU time one turn of the loop may take while the case runs. Measured on the shared
@@ -41,24 +41,12 @@ before(async () => {
 after(() => close());
 
 /** Runs `work` while watching the loop and polling /healthz every 10 ms. */
-async function underWatch<T>(work: () => Promise<T>): Promise<{ out: T; gaps: LoopGaps; healthz: { n: number; p99: number; max: number } }> {
-  let done = false;
-  const lat: number[] = [];
-  const poll = (async () => {
-    while (!done) {
-      const t0 = performance.now();
-      await (await fetch(base + "/healthz")).arrayBuffer();
-      lat.push(performance.now() - t0);
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  })();
+async function underWatch<T>(work: () => Promise<T>): Promise<{ out: T; gaps: LoopGaps; healthz: Polled }> {
+  const polling = pollHealthz(base);
   const watch = watchLoop();
   const out = await work();
   const gaps = watch.stop();
-  done = true;
-  await poll;
-  lat.sort((a, b) => a - b);
-  return { out, gaps, healthz: { n: lat.length, p99: lat[Math.floor(lat.length * 0.99)] ?? 0, max: lat.at(-1) ?? 0 } };
+  return { out, gaps, healthz: await polling.stop() };
 }
 
 const fmt = (x: number) => x.toFixed(1);

@@ -53,3 +53,32 @@ export function watchLoop(everyMs = 2): { stop(): LoopGaps } {
     },
   };
 }
+
+export interface Polled { n: number; p50: number; p99: number; max: number }
+
+/**
+ * GETs `url`/healthz one request after another, `pauseMs` apart, until `stop()`, which resolves
+ * with the latencies' count, p50, p99 and max, ms (NaN with no sample: a bound then fails).
+ * The tests and bench/host-stall.ts measure /healthz while the host works with it.
+ */
+export function pollHealthz(url: string, pauseMs = 10): { stop(): Promise<Polled> } {
+  let done = false;
+  const lat: number[] = [];
+  const poll = (async () => {
+    while (!done) {
+      const t0 = performance.now();
+      await (await fetch(url + "/healthz")).arrayBuffer();
+      lat.push(performance.now() - t0);
+      await new Promise((r) => setTimeout(r, pauseMs));
+    }
+  })();
+  return {
+    async stop() {
+      done = true;
+      await poll;
+      lat.sort((a, b) => a - b);
+      const q = (p: number) => lat[Math.min(lat.length - 1, Math.floor(lat.length * p))] ?? NaN;
+      return { n: lat.length, p50: q(0.5), p99: q(0.99), max: lat.at(-1) ?? NaN };
+    },
+  };
+}

@@ -12,6 +12,7 @@ import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { testApp } from "../../tests/helpers.js";
+import { pollHealthz } from "../../tests/loop-watch.js";
 
 const LIMIT_MS = 1000;
 const t = await testApp({ ASSAY_CUSTOM_COMPILE_MS: "1500", ASSAY_CUSTOM_TIMEOUT_MS: String(LIMIT_MS), ASSAY_CUSTOM_ISOLATES: "64" });
@@ -46,32 +47,16 @@ const post = (path: string, body: unknown) =>
  * and the event loop's longest delay (what a compile on the loop would show as seconds).
  */
 async function healthzDuring<T>(work: () => Promise<T>): Promise<{ out: T; p99: number; n: number; loopMaxMs: number }> {
-  let done = false;
   const delay = monitorEventLoopDelay({ resolution: 10 });
   delay.enable();
-  const lat: number[] = [];
-  const probe = (async () => {
-    while (!done) {
-      const t0 = performance.now();
-      const res = await fetch(url + "/healthz");
-      await res.arrayBuffer();
-      lat.push(performance.now() - t0);
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  })();
+  const polling = pollHealthz(url, 5);
   try {
     const out = await work();
-    done = true;
-    await probe;
-    return { out, ...p99(lat), loopMaxMs: delay.max / 1e6 };
+    const { p99, n } = await polling.stop();
+    return { out, p99, n, loopMaxMs: delay.max / 1e6 };
   } finally {
-    done = true;
     delay.disable();
-    await probe;
-  }
-  function p99(l: number[]) {
-    const s = [...l].sort((a, b) => a - b);
-    return { p99: s[Math.min(s.length - 1, Math.floor(s.length * 0.99))] ?? 0, n: s.length };
+    await polling.stop();
   }
 }
 
