@@ -21,6 +21,10 @@ export interface Token {
   text: string;
   /** Parenthesis depth at which the token sits (0 = top level). */
   depth: number;
+  /** A quoted identifier: its quote character and where it lies in the text, [start, end). */
+  quote?: '"' | "`" | "[";
+  start?: number;
+  end?: number;
 }
 
 const isWordStart = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 95 || c > 127;
@@ -137,7 +141,8 @@ export function tokenize(sql: string, dialect: Dialect = "sqlite"): Token[] {
         break;
       }
       const inner = sql.slice(i + 1, j - 1);
-      out.push({ kind: "quoted", text: c === 91 ? inner : inner.split(close + close).join(close), depth });
+      const quote = c === 34 ? '"' : c === 96 ? "`" : "[";
+      out.push({ kind: "quoted", text: c === 91 ? inner : inner.split(close + close).join(close), depth, quote, start: i, end: j });
       i = j;
       continue;
     }
@@ -281,4 +286,56 @@ function checkDialect(sql: string, dialect: Dialect): QueryCheck {
 /** Word-level tokens for n-gram similarity: keywords and identifiers lower-cased, literals verbatim. */
 export function ngramTokens(tokens: Token[]): string[] {
   return tokens.map((t) => (t.kind === "quoted" ? t.text.toLowerCase() : t.text));
+}
+
+/**
+ * SQLite's double-quoted string literals (its "DQS" misfeature, which Spider's and BIRD's gold
+ * queries rely on: `WHERE country = "France"`). SQLite's rule: a double-quoted token that
+ * resolves to no column is a string literal. better-sqlite3's bundled SQLite is compiled with
+ * SQLITE_DQS=0, where that token is the error `no such column: "France" - should this be a string
+ * literal in single-quotes?` instead, which SQLite raises exactly where the rule would have
+ * applied. `dqsRewrite` turns that error back into the rule: every unqualified double-quoted
+ * token spelled as the one named (not `t."x"` nor `"t".x`) becomes a single-quoted literal.
+ * Returns the rewritten text and the literal, or null when the error is not that one (or names
+ * no such token). Linear in the text's length.
+ */
+const SQLITE_DQS_ERROR = /^no such column: "((?:[^"]|"")*)" - should this be a string literal in single-quotes\?$/;
+/** PostgreSQL's error for a double-quoted token that names no column. */
+const PG_NO_COLUMN = /column "((?:[^"]|"")*)" does not exist/;
+
+export function dqsRewrite(sql: string, error: string, dialect: Dialect = "sqlite"): { sql: string; literal: string } | null {
+  const m = (dialect === "sqlite" ? SQLITE_DQS_ERROR : PG_NO_COLUMN).exec(error);
+  if (!m) return null;
+  const name = m[1].replaceAll('""', '"');
+  const tokens = tokenize(sql, dialect);
+  const dot = (t: Token | undefined) => t !== undefined && t.kind === "punct" && t.text === ".";
+  let out = "";
+  let from = 0;
+  for (let k = 0; k < tokens.length; k++) {
+    const t = tokens[k];
+    if (t.kind !== "quoted" || t.quote !== '"' || t.text !== name || dot(tokens[k - 1]) || dot(tokens[k + 1])) continue;
+    out += `${sql.slice(from, t.start)}'${name.replaceAll("'", "''")}'`;
+    from = t.end!;
+  }
+  if (from === 0) return null;
+  return { sql: out + sql.slice(from), literal: name };
+}
+
+/**
+ * `prepare(sql)`, applying SQLite's double-quoted-literal rule on the errors above: at most one
+ * retry per double-quoted token, so the cost is bounded by the text. Returns what prepared and
+ * the tokens read as literals; throws the last error when the rule does not apply.
+ */
+export function prepareWithDqs<T>(sql: string, prepare: (sql: string) => T, dialect: Dialect = "sqlite"): { value: T; sql: string; literals: string[] } {
+  const literals: string[] = [];
+  for (;;) {
+    try {
+      return { value: prepare(sql), sql, literals };
+    } catch (err) {
+      const next = dqsRewrite(sql, (err as Error).message ?? "", dialect);
+      if (!next) throw err;
+      sql = next.sql;
+      literals.push(next.literal);
+    }
+  }
 }

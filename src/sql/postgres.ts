@@ -25,7 +25,7 @@ import { readFileSync } from "node:fs";
 import { connect as netConnect } from "node:net";
 import pg from "pg";
 import { schedstat } from "../../sandbox/meter.js";
-import type { Cell, QueryOutcome, SchemaTable } from "./types.js";
+import { intCell, type Cell, type QueryOutcome, type SchemaTable } from "./types.js";
 
 const NUMERIC_OIDS = new Set([20, 21, 23, 26, 700, 701, 1700]); // int8 int2 int4 oid float4 float8 numeric
 
@@ -36,11 +36,17 @@ const NUMERIC_OIDS = new Set([20, 21, 23, 26, 700, 701, 1700]); // int8 int2 int
 const types = {
   getTypeParser(oid: number, format?: string) {
     if (format === "binary") return (v: unknown) => v;
-    if (NUMERIC_OIDS.has(oid)) return (v: string) => Number(v);
+    if (NUMERIC_OIDS.has(oid)) return numberCell;
     if (oid === 16) return (v: string) => (v === "t" ? 1 : 0);
     return (v: string) => v;
   },
 } as unknown as pg.CustomTypesConfig;
+
+/** A numeric value: an integer beyond 2^53 (int8, numeric) keeps its exact digits (types.ts intCell). */
+function numberCell(v: string): Cell {
+  const n = Number(v);
+  return Number.isSafeInteger(n) || !/^-?\d+$/.test(v) ? n : intCell(BigInt(v));
+}
 
 const FETCH = 512;
 /** How long past its own limit (or past our cancel) a query may go unanswered before its connection is destroyed. */

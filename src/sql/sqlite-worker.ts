@@ -8,7 +8,8 @@
  * (one statement, no ATTACH/PRAGMA, no load_extension) nothing a query does can write.
  */
 import Database from "better-sqlite3";
-import type { Cell, QueryOutcome, SchemaTable } from "./types.js";
+import { prepareWithDqs } from "./lex.js";
+import { intCell, type Cell, type QueryOutcome, type SchemaTable } from "./types.js";
 
 export type WorkerTask =
   | { kind: "query"; path: string; version: string; sql: string; maxRows: number; maxBytes: number }
@@ -46,7 +47,7 @@ function handle(path: string, version: string): Database.Database {
 /** A SQLite value as the comparison sees it: blobs become tagged hex so they never equal text. */
 function cell(v: unknown): Cell {
   if (v === null || typeof v === "number" || typeof v === "string") return v as Cell;
-  if (typeof v === "bigint") return Number(v);
+  if (typeof v === "bigint") return intCell(v);
   if (Buffer.isBuffer(v)) return `\u0000blob:${v.toString("hex")}`;
   return String(v);
 }
@@ -58,8 +59,10 @@ function sizeOf(c: Cell): number {
 function runQuery(t: Extract<WorkerTask, { kind: "query" }>): QueryOutcome {
   const db = handle(t.path, t.version);
   let stmt: Database.Statement;
+  let dqs: string[];
   try {
-    stmt = db.prepare(t.sql);
+    // double-quoted literals as the references' SQLite reads them (lex.ts, prepareWithDqs)
+    ({ value: stmt, literals: dqs } = prepareWithDqs(t.sql, (s) => db.prepare(s)));
   } catch (err) {
     return { ok: false, stage: "prepare", error: (err as Error).message };
   }
@@ -70,7 +73,7 @@ function runQuery(t: Extract<WorkerTask, { kind: "query" }>): QueryOutcome {
   const t0 = performance.now();
   const c0 = process.cpuUsage();
   try {
-    for (const raw of stmt.raw(true).iterate() as IterableIterator<unknown[]>) {
+    for (const raw of stmt.raw(true).safeIntegers(true).iterate() as IterableIterator<unknown[]>) {
       if (rows.length >= t.maxRows) {
         return { ok: false, stage: "execute", error: `result has more than ${t.maxRows} rows`, limit: "rows" };
       }
@@ -85,7 +88,7 @@ function runQuery(t: Extract<WorkerTask, { kind: "query" }>): QueryOutcome {
     return { ok: false, stage: "execute", error: (err as Error).message };
   }
   const cpu = process.cpuUsage(c0);
-  return { ok: true, columns, rows, bytes, ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000 };
+  return { ok: true, columns, rows, bytes, ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000, ...(dqs.length ? { dqs } : {}) };
 }
 
 /**

@@ -3,8 +3,25 @@
 /** What a database id may be: a file stem without path separators. */
 export const DB_ID = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 
-/** A result value: SQLite and PostgreSQL values are mapped onto these three (see README). */
+/**
+ * A result value: SQLite and PostgreSQL values are mapped onto these three (see README). An
+ * integer beyond 2^53 (where a JavaScript number would round it) is the text INT_TAG + its exact
+ * digits, which never equals a text value and compares exactly (verifiers/sql/compare.ts cellKey).
+ */
 export type Cell = null | number | string;
+
+/** Prefix of an exact integer beyond Number.MAX_SAFE_INTEGER (blobs are "\u0000blob:<hex>"). */
+export const INT_TAG = "\u0000int:";
+
+/** An integer as a Cell: a number where that is exact, else INT_TAG and its digits. */
+export function intCell(v: bigint): Cell {
+  return v >= -9007199254740991n && v <= 9007199254740991n ? Number(v) : `${INT_TAG}${v}`;
+}
+
+/** An integer's exact digits from a Cell made by intCell, or null when the cell is not one. */
+export function bigIntDigits(c: Cell): string | null {
+  return typeof c === "string" && c.startsWith(INT_TAG) ? c.slice(INT_TAG.length) : null;
+}
 
 export type QueryOutcome =
   | {
@@ -15,6 +32,8 @@ export type QueryOutcome =
       /** Wall-clock and CPU time the engine spent on it (cpuMs: SQLite's process's, or a PostgreSQL backend's on this host). */
       ms: number;
       cpuMs?: number;
+      /** Double-quoted tokens SQLite's DQS rule read as string literals (lex.ts prepareWithDqs). */
+      dqs?: string[];
     }
   | {
       ok: false;

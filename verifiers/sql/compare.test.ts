@@ -4,8 +4,8 @@ import assert from "node:assert/strict";
 import { compareResults, compareResultsSync, cellKey, type CompareOptions, type Comparison } from "./compare.js";
 import { extractSql, MAX_SQL_CHARS } from "./extract.js";
 import { ngramSimilarity, schemaLinking, jaccard } from "./partial.js";
-import { checkQuery, hasTopLevelOrderBy, tokenize } from "../../src/sql/lex.js";
-import type { Cell } from "../../src/sql/types.js";
+import { checkQuery, dqsRewrite, hasTopLevelOrderBy, prepareWithDqs, tokenize } from "../../src/sql/lex.js";
+import { intCell, type Cell } from "../../src/sql/types.js";
 
 /** CPU milliseconds `fn` costs this process: what "fast" means on a shared, overloaded machine, where wall time mostly measures the neighbours. */
 export function cpuMs(fn: () => void): number {
@@ -196,6 +196,79 @@ describe("column order without a search over orders (issue 25)", () => {
     const ms = await cpuMsAsync(async () => (r = await compareResults(oa, oa.map((row) => S.map((c) => row[c])), spider)));
     assert.equal(r!.match, true, r!.reason);
     assert.ok(ms < 1_000, `took ${ms} ms of CPU`);
+  });
+});
+
+describe("extractSql: R1-style <answer> tags", () => {
+  test("an unfenced <answer> is the SQL; a fenced one inside <answer> too", () => {
+    assert.deepEqual(extractSql("<think>x</think>\n<answer>SELECT name FROM singer</answer>"), { sql: "SELECT name FROM singer", source: "answer" });
+    assert.deepEqual(extractSql("<answer>\n```sql\nSELECT 1\n```\n</answer>"), { sql: "SELECT 1", source: "answer_sql_block" });
+    assert.deepEqual(extractSql("<answer>```\nSELECT 2\n```</answer>"), { sql: "SELECT 2", source: "answer_code_block" });
+    assert.deepEqual(extractSql("<answer>SELECT 3"), { sql: "SELECT 3", source: "answer" }); // unclosed runs to the end
+  });
+  test("the last <answer> after the last </think> wins over drafts in <reasoning> and <think>", () => {
+    const r1 = "<reasoning>Try:\n```sql\nSELECT draft FROM singer\n```\nbetter</reasoning>\n<answer>SELECT name FROM singer</answer>";
+    assert.deepEqual(extractSql(r1), { sql: "SELECT name FROM singer", source: "answer" });
+    const think = "<think><answer>SELECT draft</answer>```sql\nSELECT draft2\n```</think><answer>SELECT 1</answer> then <answer>SELECT 2</answer>";
+    assert.equal(extractSql(think).sql, "SELECT 2");
+    // a draft fence inside <reasoning> with the answer as plain text after it
+    assert.deepEqual(extractSql("<reasoning>```sql\nSELECT draft\n```</reasoning>\nSELECT 4"), { sql: "SELECT 4", source: "text" });
+    // an <answer> inside <think> only, nothing after: the text after </think> is the answer
+    assert.equal(extractSql("<think><answer>SELECT draft</answer></think>SELECT 5").sql, "SELECT 5");
+  });
+  test("1 MB of hostile <answer> and </reasoning> tags: linear", () => {
+    const hostile = "<answer>".repeat(60_000) + "</reasoning>".repeat(20_000) + "<answer>" + "```".repeat(50_000) + "</answer>".repeat(20_000);
+    extractSql(hostile.slice(-100_000)); // warm-up
+    const ex = cpuMs(() => extractSql(hostile));
+    assert.ok(ex < 50, `extraction took ${ex} ms of CPU`);
+  });
+});
+
+describe("double-quoted literals (SQLite's DQS rule) and exact integers", () => {
+  const msg = (x: string) => `no such column: "${x}" - should this be a string literal in single-quotes?`;
+  test("the token SQLite names becomes a literal everywhere it is unqualified; qualified ones stay identifiers", () => {
+    const q = `SELECT "name" FROM singer AS s WHERE country = "France" OR s."France" = 1 OR "France".x = 2 OR 'it''s "France"' = "France"`;
+    const r = dqsRewrite(q, msg("France"));
+    assert.deepEqual(r, {
+      sql: `SELECT "name" FROM singer AS s WHERE country = 'France' OR s."France" = 1 OR "France".x = 2 OR 'it''s "France"' = 'France'`,
+      literal: "France",
+    });
+    // quotes inside: "O""Neil" is O"Neil, and a ' in it is doubled in the literal
+    assert.equal(dqsRewrite(`SELECT * FROM t WHERE a = "O""Ne'il"`, msg(`O""Ne'il`))?.sql, `SELECT * FROM t WHERE a = 'O"Ne''il'`);
+    // other errors, other quotes, a name no token has: no rewrite
+    assert.equal(dqsRewrite(`SELECT nam FROM t`, "no such column: nam"), null);
+    assert.equal(dqsRewrite("SELECT `France` FROM t", msg("France")), null);
+    assert.equal(dqsRewrite(`SELECT "Paris" FROM t`, msg("France")), null);
+    // PostgreSQL's wording
+    assert.equal(dqsRewrite(`SELECT 1 FROM t WHERE c = "France"`, `column "France" does not exist`, "postgres")?.sql, `SELECT 1 FROM t WHERE c = 'France'`);
+  });
+  test("prepareWithDqs retries once per token and gives up on any other error", () => {
+    const cols = new Set(["name", "country"]);
+    const seen: string[] = [];
+    const prepare = (s: string) => {
+      seen.push(s);
+      for (const t of tokenize(s)) if (t.kind === "quoted" && !cols.has(t.text)) throw new Error(msg(t.text));
+      return s.length;
+    };
+    const r = prepareWithDqs(`SELECT "name" FROM t WHERE "country" = "France" AND x = "Paris"`, prepare);
+    assert.deepEqual(r.literals, ["France", "Paris"]);
+    assert.equal(r.sql, `SELECT "name" FROM t WHERE "country" = 'France' AND x = 'Paris'`);
+    assert.equal(seen.length, 3);
+    assert.throws(() => prepareWithDqs("SELECT 1", () => { throw new Error("no such table: t"); }), /no such table/);
+  });
+  test("integers beyond 2^53 compare exactly, as Python compares int and float", async () => {
+    const big = (s: string) => intCell(BigInt(s));
+    assert.equal(typeof big("9007199254740991"), "number");
+    assert.notEqual(cellKey(big("9223372036854775807"), 0), cellKey(big("9223372036854775806"), 0));
+    assert.notEqual(cellKey(big("9007199254740993"), 0), cellKey(9007199254740992, 0));
+    // 2^62 as an integer and as a real are one value; 2^63-1 is not the double 2^63
+    assert.equal(cellKey(big("4611686018427387904"), 12), cellKey(4611686018427387904, 12));
+    assert.notEqual(cellKey(big("9223372036854775807"), 12), cellKey(2 ** 63, 12));
+    // never equal to text spelling the same digits
+    assert.notEqual(cellKey(big("9223372036854775807"), 0), cellKey("9223372036854775807", 0));
+    assert.equal(await eq([[big("9223372036854775807"), 1]], [[1, big("9223372036854775807")]]), true);
+    assert.equal(await eq([[big("9223372036854775807")]], [[big("9223372036854775806")]]), false);
+    assert.equal(await eq([[big("-9223372036854775808")]], [[-(2 ** 63)]]), true);
   });
 });
 

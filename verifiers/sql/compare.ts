@@ -18,7 +18,7 @@
  * A small result finishes within its first slice and never waits. `compareResultsSync` runs the
  * same work in one go (a single-process evaluator, the benchmark).
  */
-import type { Cell } from "../../src/sql/types.js";
+import { bigIntDigits, type Cell } from "../../src/sql/types.js";
 
 export interface CompareOptions {
   /** "set": duplicates ignored (BIRD); "bag": duplicates count (Spider test-suite). */
@@ -91,14 +91,24 @@ async function runSliced<T>(w: Work<T>): Promise<T> {
   }
 }
 
-/** A value's comparison key: equal keys exactly when the values are equal under the rules above. */
+/** 2^53: every double at or past it is an integer, written here by its exact digits. */
+const EXACT_FROM = 2 ** 53;
+
+/**
+ * A value's comparison key: equal keys exactly when the values are equal under the rules above.
+ * Integers compare exactly, as Python compares int and float: an integer beyond 2^53 (an exact
+ * INT_TAG cell) and a double are written by their exact digits, so 2^63-1 differs from the
+ * double 2^63 and from 2^63-2, and 2^62 as an integer equals 2^62 as a real.
+ */
 export function cellKey(c: Cell, floatDigits: number): string {
   if (c === null) return "N";
   if (typeof c === "number") {
+    if (Number.isFinite(c) && Math.abs(c) >= EXACT_FROM) return `n${BigInt(c)}`;
     if (Number.isInteger(c) || !Number.isFinite(c) || floatDigits <= 0) return `n${c === 0 ? 0 : c}`;
     return `n${Number(c.toPrecision(floatDigits))}`;
   }
-  return `s${c}`;
+  const digits = bigIntDigits(c);
+  return digits === null ? `s${c}` : `n${digits}`;
 }
 
 /** Row key from cell keys, in the order given by `perm` (length-prefixed, so no separator can collide). */

@@ -8,8 +8,9 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { defineVerifier } from "../../src/core/verifier.js";
 import { InvalidItemError, type Outcome } from "../../src/core/types.js";
-import { checkQuery, hasTopLevelOrderBy } from "../../src/sql/lex.js";
+import { checkQuery, dqsRewrite, hasTopLevelOrderBy, type QueryCheck } from "../../src/sql/lex.js";
 import { DB_ID, UnknownDatabaseError } from "../../src/sql/service.js";
+import type { QueryOutcome } from "../../src/sql/types.js";
 import { compareResults } from "./compare.js";
 import { extractSql, MAX_SQL_CHARS } from "./extract.js";
 import { ngramSimilarity, schemaLinking } from "./partial.js";
@@ -62,6 +63,11 @@ export const SqlOptions = Type.Object(
       ),
     ),
     ngram: Type.Integer({ minimum: 1, maximum: 8, default: 2, description: "n of the n-gram similarity" }),
+    empty_gold: Type.Union([Type.Literal("match"), Type.Literal("zero"), Type.Literal("invalid")], {
+      default: "match",
+      description:
+        "a gold query that returns no rows: match = an empty model result matches it (Spider test-suite, BIRD; a policy can learn to return nothing with placeholder values); zero = the item scores 0; invalid = the item is refused",
+    }),
   },
   { additionalProperties: false },
 );
@@ -100,13 +106,16 @@ export const sql = defineVerifier({
       if (err instanceof UnknownDatabaseError) throw new InvalidItemError(err.message, ref.database ? "reference" : "options");
       throw err;
     }
-    const gold = checkQuery(ref.sql, engine);
+    let gold = checkQuery(ref.sql, engine);
     if (!gold.ok) throw new InvalidItemError(`the gold query is not one read-only query: ${gold.reason}`);
+    const known = engine === "postgres" ? pgConverted.get(gold.sql) : undefined;
+    const convertedGold = known && checkQuery(known.sql, engine);
+    if (convertedGold && convertedGold.ok) gold = convertedGold;
     const w: Weights = o.weights ?? { execution: 1 };
     if (!Object.values(w).some((x) => x && x > 0)) throw new InvalidItemError("options.weights: at least one weight must be above 0", "options");
 
     const { sql: text, source } = extractSql(item.response);
-    const details: Record<string, unknown> = { database: id, engine, extracted_from: source, sql: text.slice(0, 2_000) };
+    const details: Record<string, unknown> = { database: id, engine, extracted_from: source, sql: text.slice(0, 2_000), ...(known ? { gold_dqs: known.literals } : {}) };
     const pred = text.length <= MAX_SQL_CHARS ? checkQuery(text, engine) : null;
     const ngram = text.length <= MAX_SQL_CHARS ? ngramSimilarity(pred?.ok ? pred.tokens : text, gold.tokens, o.ngram) : 0;
     const schema = w.schema ? (text.length <= MAX_SQL_CHARS ? schemaLinking(text, gold.sql, engine) : { score: 0, note: "query too long" }) : null;
@@ -128,11 +137,26 @@ export const sql = defineVerifier({
     const goldP = service.goldQuery(id, gold.sql, q);
     const predP = pred.ok ? service.query(id, pred.sql, q) : null;
     predP?.catch(() => {}); // settled below; a gold failure returns first
-    const g = await goldP;
+    let g = await goldP;
+    if (!g.ok && engine === "postgres" && gold.ok) {
+      // A gold written for SQLite's double-quoted literals (Spider, BIRD): on PostgreSQL "France"
+      // is a column that does not exist. Converted as SQLite would read it (lex.ts dqsRewrite),
+      // once per token, and remembered, so later items run the converted gold directly.
+      const converted = await convertPgGold(gold, g.error, (s) => service.goldQuery(id, s, q));
+      if (converted) ({ gold, g } = converted), (details.gold_dqs = converted.literals);
+    }
     if (!g.ok) {
       return { reward: null, reason: `the gold query failed on ${id}: ${g.error}`, details: { ...details, gold_error: g.error, gold_limit: g.limit ?? null } };
     }
     details.gold_cached = g.cached;
+    const goldEmpty = g.rows.length === 0;
+    details.gold_empty = goldEmpty;
+    if (goldEmpty && o.empty_gold === "invalid") {
+      throw new InvalidItemError(
+        `the gold query returns no rows on ${id}, and options.empty_gold is "invalid": an empty gold rewards any query that returns nothing (placeholder values); give a gold that returns rows, or set empty_gold to "zero" or "match"`,
+      );
+    }
+    if (g.dqs?.length) details.gold_dqs = g.dqs;
     if (!pred.ok) return score(0, 0, `query refused: ${pred.reason}`, { error: pred.reason });
     const p = await predP!;
     if (!p.ok) {
@@ -141,6 +165,10 @@ export const sql = defineVerifier({
       const why = p.limit === "timeout" ? `query stopped at its time limit: ${p.error}${work}` : p.limit ? `query result over the cap: ${p.error}` : `query failed: ${p.error}`;
       return score(0, syntax, why, { error: p.error.slice(0, 1_000), limit: p.limit ?? null, ...(p.work ? { work: p.work } : {}) });
     }
+    const dqs = p.dqs?.length ? { dqs: p.dqs } : {};
+    if (goldEmpty && o.empty_gold === "zero") {
+      return score(0, 1, `the gold query returns no rows, and options.empty_gold is "zero": the item scores 0 whatever the model returns`, { rows: { model: p.rows.length, gold: 0 }, ...dqs });
+    }
     const ordered = o.order === "always" || (o.order === "auto" && hasTopLevelOrderBy(gold.tokens));
     const cmp = await compareResults(g.rows, p.rows, { rows: o.rows, ordered, columnOrder: o.column_order, floatDigits: o.float_digits });
     return score(cmp.match ? 1 : 0, 1, cmp.reason, {
@@ -148,10 +176,48 @@ export const sql = defineVerifier({
       rows: { model: p.rows.length, gold: g.rows.length },
       columns: { model: p.columns, gold: g.columns },
       ...(cmp.permutation ? { permutation: cmp.permutation } : {}),
+      ...dqs,
       ms: Math.round(p.ms * 100) / 100,
       ...(p.cpuMs !== undefined ? { cpu_ms: Math.round(p.cpuMs * 100) / 100 } : {}),
     });
   },
 });
+
+type GoldOutcome = QueryOutcome & { cached: boolean };
+
+/** Golds converted for PostgreSQL (original text -> converted), bounded. */
+const pgConverted = new Map<string, { sql: string; literals: string[] }>();
+const MAX_CONVERTED = 1_000;
+
+/**
+ * A PostgreSQL gold that failed with `column "X" does not exist` where X is a double-quoted
+ * token: rerun with such tokens as string literals (SQLite's rule), one token at a time, at most
+ * once per double-quoted token. The result, or null when the rule does not apply.
+ */
+async function convertPgGold(
+  gold: Extract<QueryCheck, { ok: true }>,
+  error: string,
+  run: (sql: string) => Promise<GoldOutcome>,
+): Promise<{ gold: Extract<QueryCheck, { ok: true }>; g: GoldOutcome; literals: string[] } | null> {
+  let text = gold.sql;
+  const literals: string[] = [];
+  let last: GoldOutcome | null = null;
+  for (let why = error; ; why = last.error) {
+    const next = dqsRewrite(text, why, "postgres");
+    if (!next) break;
+    text = next.sql;
+    literals.push(next.literal);
+    last = await run(text);
+    if (last.ok) break;
+  }
+  if (!last) return null;
+  const checked = checkQuery(text, "postgres");
+  if (!checked.ok) return null;
+  if (last.ok) {
+    if (pgConverted.size >= MAX_CONVERTED) pgConverted.delete(pgConverted.keys().next().value!);
+    pgConverted.set(gold.sql, { sql: text, literals });
+  }
+  return { gold: checked, g: last, literals };
+}
 
 export default [sql];
