@@ -39,16 +39,11 @@ export interface Comparison {
 }
 
 /**
- * Column assignments verified at most, when several columns hold values that no signature tells
- * apart and yet are not the same column (rare: real results that tie are duplicated columns).
+ * Cells of colour-refinement work the column pairing may spend (each round touches every cell of
+ * both results twice) before it gives up: about 1 s of CPU, reached only by results built to
+ * defeat refinement (matchColumns).
  */
-export const MAX_ASSIGNMENTS = 16;
-
-/** Projections of the rows onto the columns placed so far, checked at most while pairing tied columns. */
-const PROJECTION_BUDGET = 256;
-
-/** Refinement rounds of the column signatures (each splits ties the one before left). */
-const ROUNDS = 3;
+export const REFINE_BUDGET = 16_000_000;
 
 /** Time a slice of comparison work may hold the event loop before it yields (ms). */
 export const SLICE_MS = 8;
@@ -209,7 +204,7 @@ function* compare(gold: Cell[][], pred: Cell[][], o: CompareOptions): Work<Compa
     const identity = p.every((v, i) => v === i);
     return { match: true, reason: matchReason(o, gold.length) + (identity ? "" : " (columns in another order)"), permutation: identity ? undefined : p };
   }
-  if (m.exhausted) return { match: false, reason: `columns holding the same values could not be paired within ${MAX_ASSIGNMENTS} checks (scored as a mismatch)` };
+  if (m.exhausted) return { match: false, reason: `columns holding the same values could not be paired within ${REFINE_BUDGET.toLocaleString("en")} cells of search (scored as a mismatch)` };
   // quick rejection passed: every row's values agree, yet no one column order makes the rows equal
   return { match: false, reason: "each row holds the gold's values, but no one column order matches every row" };
 }
@@ -228,16 +223,29 @@ class Ids {
 }
 
 /**
- * The column order under which the model's rows equal the gold's, found without searching over
- * orders. Each column gets a signature that any valid pairing must preserve: with ordered rows,
- * its values in row order; otherwise the multiset of (value, the row's class) pairs, where a row's
- * class starts as its values sorted (what quick rejection compares) and is refined from the
- * column signatures a few rounds. Gold and model columns are paired class by class, ties in index
- * order (so a result in the gold's order keeps the identity); that one assignment is verified
- * against all rows. Only when a class holds columns with different contents are further
- * assignments tried, at most MAX_ASSIGNMENTS in all. Cost: O(rows x columns x log rows) for the
- * signatures plus at most MAX_ASSIGNMENTS verifications of O(rows x columns), whatever the number
- * of column orders.
+ * The column order under which the model's rows equal the gold's, exactly: a match is found
+ * whenever one exists, and a mismatch is only reported when none does.
+ *
+ * With ordered rows a column's signature is its values in row order: columns pair by equal
+ * sequences, and columns with equal sequences are interchangeable (any pairing is right).
+ *
+ * Otherwise the rows are a bag (or a set) and the question is whether two 2-colored bipartite
+ * structures (rows x columns, cells the values) are isomorphic with rows free and columns
+ * permuted; it is answered by individualization-refinement, the method of graph-isomorphism
+ * tools (McKay's nauty, bliss). Colour refinement: a row's colour becomes its old colour with the
+ * multiset of (column colour, value) over its cells, a column's its old colour with the multiset
+ * of (row colour, value) over its cells, computed for both results with shared colour names,
+ * until no class splits; any right column order maps each gold column to a model column of the
+ * same colour, so differing colour counts are a proof of mismatch. When columns are still tied,
+ * the first tied gold column is individualised (a colour of its own) against each model column
+ * of its class in turn (one per distinct content: identical columns are interchangeable), refined
+ * again, and so on; when every column has its own colour the one pairing left is verified on all
+ * rows. Every branch that could hold a right order is tried, so the answer is exact. Cost: a
+ * refinement round is O(rows x columns x log rows); real results (and the symmetric ones in the
+ * tests: Latin squares, orthogonal arrays, Paley graphs' incidence, the [8,4] Hamming code)
+ * need a handful of branches, whatever their number of column orders. A result built to defeat
+ * refinement (Cai-Fürer-Immerman-style) could need exponentially many branches: the search stops
+ * after REFINE_BUDGET cells of refinement work and says so (scored 0 with that reason).
  */
 function* matchColumns(gk: string[][], pk: string[][], o: CompareOptions): Work<{ perm: number[] | null; exhausted: boolean }> {
   const no = { perm: null, exhausted: false };
@@ -263,9 +271,6 @@ function* matchColumns(gk: string[][], pk: string[][], o: CompareOptions): Work<
     if (g.length !== p.length) return no;
   }
   const nrows = g.length;
-
-  // column classes, shared by both sides
-  const colIds = new Ids();
   /** `f(c)` for every column, pausing after each (a column's work is O(rows log rows)). */
   const perColumn = function* <T>(f: (c: number) => T): Work<T[]> {
     const out = new Array<T>(ncols);
@@ -275,143 +280,130 @@ function* matchColumns(gk: string[][], pk: string[][], o: CompareOptions): Work<
     }
     return out;
   };
-  let gCol: number[];
-  let pCol: number[];
-  if (o.ordered) {
-    const seq = (rows: number[][], c: number) => rows.map((r) => r[c]).join(",");
-    gCol = yield* perColumn((c) => colIds.id(seq(g, c)));
-    pCol = yield* perColumn((c) => colIds.id(seq(p, c)));
-  } else {
-    const rowIds = new Ids();
-    const sortedRow = (r: number[]) => rowIds.id([...r].sort((a, b) => a - b).join(","));
-    let gRow = yield* mapRows(g, sortedRow);
-    let pRow = yield* mapRows(p, sortedRow);
-    let nRowClasses = rowIds.size;
-    const sig = (rows: number[][], rowClass: number[], c: number, classes: Ids) => {
-      if (Number.isSafeInteger(values.size * nRowClasses)) {
-        const a = new Float64Array(nrows);
-        for (let r = 0; r < nrows; r++) a[r] = rows[r][c] * nRowClasses + rowClass[r];
-        return classes.id(a.sort().join(","));
-      }
-      return classes.id(rows.map((row, r) => `${row[c]}:${rowClass[r]}`).sort().join(","));
-    };
-    for (let round = 0; ; round++) {
-      const ids = new Ids();
-      const gr = gRow;
-      const pr = pRow;
-      gCol = yield* perColumn((c) => sig(g, gr, c, ids));
-      pCol = yield* perColumn((c) => sig(p, pr, c, ids));
-      if (new Set(gCol).size === ncols || round + 1 >= ROUNDS) break; // no ties left, or enough rounds
-      // refine the rows: a row's class is now its (column class, value) pairs, sorted
-      const refined = new Ids();
-      const rowSig = (r: number[], cols: number[]) => refined.id(r.map((v, c) => `${cols[c]}:${v}`).sort().join(","));
-      const gc = gCol;
-      const pc = pCol;
-      gRow = yield* mapRows(g, (r) => rowSig(r, gc));
-      pRow = yield* mapRows(p, (r) => rowSig(r, pc));
-      nRowClasses = refined.size;
-    }
-  }
-  gCol = gCol!;
-  pCol = pCol!;
-
-  // pair the classes: each must hold as many model columns as gold ones
-  const byClass = new Map<number, { gold: number[]; model: number[] }>();
-  for (let c = 0; c < ncols; c++) {
-    let e = byClass.get(gCol[c]);
-    if (!e) byClass.set(gCol[c], (e = { gold: [], model: [] }));
-    e.gold.push(c);
-  }
-  for (let c = 0; c < ncols; c++) {
-    const e = byClass.get(pCol[c]);
-    if (!e) return no;
-    e.model.push(c);
-  }
-  for (const e of byClass.values()) if (e.model.length !== e.gold.length) return no;
-
-  const perm = new Array<number>(ncols).fill(-1);
-  const tied: number[] = [];
-  for (const e of byClass.values()) {
-    if (e.gold.length === 1) perm[e.gold[0]] = e.model[0];
-    else tied.push(...e.gold);
-  }
   const goldRows = yield* mapRows(g, (r) => r.join(","));
   const bag: CompareOptions = { ...o, rows: "bag" };
-  const verify = function* (): Work<boolean> {
+  /** Whether the model's rows, columns taken in `perm`'s order, are the gold's rows. */
+  const verify = function* (perm: number[]): Work<boolean> {
     return yield* sameCollection(goldRows, yield* mapRows(p, (r) => perm.map((c) => r[c]).join(",")), bag);
   };
-  if (!tied.length) return (yield* verify()) ? { perm, exhausted: false } : no;
-
-  // Tied classes (columns no signature told apart): a depth-first pairing, gold columns in index
-  // order, each trying its class's unused model columns in index order (one per distinct content:
-  // identical columns are interchangeable), pruned by projections (the rows cut down to the
-  // columns placed so far must agree as a multiset, as they do under any right order). Bounded:
-  // at most MAX_ASSIGNMENTS full verifications and PROJECTION_BUDGET projections (past it, only
-  // verification decides), whatever the number of orders.
-  tied.sort((x, y) => x - y);
-  const contents = new Ids();
-  const content = yield* perColumn((c) => contents.id(p.map((r) => r[c]).join(",")));
-  let projectionsLeft = PROJECTION_BUDGET;
-  let verifications = 0;
-  let exhausted = false;
-  const placed = () => perm.flatMap((m, c) => (m >= 0 ? [c] : []));
-  /** Whether gold and model rows agree on the placed columns (hashed; a collision only prunes less). */
-  const projectionsAgree = function* (): Work<boolean> {
-    if (projectionsLeft-- <= 0) return true;
-    const cols = placed();
-    const counts = new Map<number, number>();
-    const hash = (r: number[], map: (c: number) => number) => {
-      let h1 = 0x811c9dc5;
-      let h2 = 0x01000193;
-      for (const c of cols) {
-        const v = r[map(c)] + 1;
-        h1 = Math.imul(h1 ^ v, 0x01000193);
-        h2 = Math.imul(h2 + v, 0x5bd1e995) ^ (h2 >>> 15);
-      }
-      return (h1 >>> 0) * 0x200000 + (h2 & 0x1fffff);
-    };
-    for (let i = 0; i < g.length; i++) {
-      if (i % STRIDE === STRIDE - 1) yield;
-      const h = hash(g[i], (c) => c);
-      counts.set(h, (counts.get(h) ?? 0) + 1);
+  /** Pairs gold and model columns of equal colour, ties in index order. */
+  const pairUp = (gCol: number[], pCol: number[]): number[] | null => {
+    const byColour = new Map<number, number[]>();
+    for (let c = ncols - 1; c >= 0; c--) {
+      const list = byColour.get(pCol[c]);
+      if (list) list.push(c);
+      else byColour.set(pCol[c], [c]);
     }
-    for (let i = 0; i < p.length; i++) {
-      if (i % STRIDE === STRIDE - 1) yield;
-      const h = hash(p[i], (c) => perm[c]);
-      const n = counts.get(h);
-      if (!n) return false;
-      counts.set(h, n - 1);
+    const perm = new Array<number>(ncols);
+    for (let c = 0; c < ncols; c++) {
+      const m = byColour.get(gCol[c])?.pop();
+      if (m === undefined) return null;
+      perm[c] = m;
+    }
+    return perm;
+  };
+
+  if (o.ordered) {
+    const colIds = new Ids();
+    const seq = (rows: number[][], c: number) => rows.map((r) => r[c]).join(",");
+    const gCol = yield* perColumn((c) => colIds.id(seq(g, c)));
+    const pCol = yield* perColumn((c) => colIds.id(seq(p, c)));
+    const perm = pairUp(gCol, pCol);
+    return perm && (yield* verify(perm)) ? { perm, exhausted: false } : no;
+  }
+
+  let work = 0;
+  let exhausted = false;
+  const nvalues = values.size;
+  /** One side's colouring: of its rows and of its columns. */
+  type Colours = { rows: number[]; cols: number[] };
+  /** Colour counts agree on both sides (a right order preserves them). */
+  const sameCounts = (a: number[], b: number[]) => {
+    const n = new Map<number, number>();
+    for (const x of a) n.set(x, (n.get(x) ?? 0) + 1);
+    for (const x of b) {
+      const k = n.get(x);
+      if (!k) return false;
+      n.set(x, k - 1);
     }
     return true;
   };
-  const used = new Array<boolean>(ncols).fill(false);
-  for (let c = 0; c < ncols; c++) if (perm[c] >= 0) used[perm[c]] = true;
-  const dfs = function* (t: number): Work<boolean> {
-    if (t === tied.length) {
-      if (verifications++ >= MAX_ASSIGNMENTS) {
+  const classes = (a: number[], b: number[]) => new Set(a).size + new Set(b).size;
+  /**
+   * Refines both colourings together until stable. Returns false when they stop agreeing (no
+   * right order extends the pairing so far) or when the work budget is spent.
+   */
+  const refine = function* (gc: Colours, pc: Colours): Work<boolean> {
+    let before = classes(gc.rows, gc.cols);
+    for (;;) {
+      work += 2 * nrows * ncols;
+      if (work > REFINE_BUDGET) {
         exhausted = true;
         return false;
       }
-      return yield* verify();
+      // rows: (old colour, multiset of (column colour, value))
+      const rowIds = new Ids();
+      const ncolColours = Math.max(...gc.cols, ...pc.cols) + 2;
+      const rowSig = (cols: number[], rows: number[][], colours: number[]) => (r: number[], i: number) => {
+        const a = new Float64Array(ncols);
+        for (let c = 0; c < ncols; c++) a[c] = r[c] * ncolColours + cols[c] + 1;
+        return rowIds.id(`${colours[i]}|${a.sort().join(",")}`);
+      };
+      const gRows = yield* mapRows(g, rowSig(gc.cols, g, gc.rows));
+      const pRows = yield* mapRows(p, rowSig(pc.cols, p, pc.rows));
+      if (!sameCounts(gRows, pRows)) return false;
+      // columns: (old colour, multiset of (row colour, value))
+      const colIds = new Ids();
+      const nrowColours = rowIds.size;
+      const exact = Number.isSafeInteger(nvalues * nrowColours);
+      const colSig = (rows: number[][], rowColours: number[], colours: number[]) => (c: number) => {
+        if (exact) {
+          const a = new Float64Array(nrows);
+          for (let r = 0; r < nrows; r++) a[r] = rows[r][c] * nrowColours + rowColours[r];
+          return colIds.id(`${colours[c]}|${a.sort().join(",")}`);
+        }
+        return colIds.id(`${colours[c]}|${rows.map((row, r) => `${row[c]}:${rowColours[r]}`).sort().join(",")}`);
+      };
+      const gCols = yield* perColumn(colSig(g, gRows, gc.cols));
+      const pCols = yield* perColumn(colSig(p, pRows, pc.cols));
+      if (!sameCounts(gCols, pCols)) return false;
+      gc.rows = gRows;
+      gc.cols = gCols;
+      pc.rows = pRows;
+      pc.cols = pCols;
+      const after = classes(gRows, gCols);
+      if (after === before) return true;
+      before = after;
     }
-    const gc = tied[t];
-    const seen = new Set<number>();
-    for (const mc of byClass.get(gCol[gc])!.model) {
-      if (used[mc] || seen.has(content[mc])) continue;
-      seen.add(content[mc]);
-      perm[gc] = mc;
-      used[mc] = true;
-      if ((t + 1 === tied.length || (yield* projectionsAgree())) && (yield* dfs(t + 1))) return true;
-      perm[gc] = -1;
-      used[mc] = false;
-      if (exhausted) return false;
-    }
-    return false;
   };
-  if (yield* dfs(0)) return { perm, exhausted: false };
-  return { perm: null, exhausted };
+  const contents = new Ids();
+  const content = yield* perColumn((c) => contents.id(p.map((r) => r[c]).join(",")));
+  /** The search: refine; pair when every column has its own colour; else branch on the first tied gold column. */
+  const search = function* (gc: Colours, pc: Colours): Work<number[] | null> {
+    if (!(yield* refine(gc, pc))) return null;
+    const size = new Map<number, number>();
+    for (const c of gc.cols) size.set(c, (size.get(c) ?? 0) + 1);
+    const a = gc.cols.findIndex((c) => size.get(c)! > 1);
+    if (a < 0) {
+      const perm = pairUp(gc.cols, pc.cols);
+      return perm && (yield* verify(perm)) ? perm : null;
+    }
+    const seen = new Set<number>();
+    const own = -1; // refinement names colours 0, 1, ...: -1 is nobody's
+    for (let b = 0; b < ncols; b++) {
+      if (pc.cols[b] !== gc.cols[a] || seen.has(content[b])) continue;
+      seen.add(content[b]);
+      const g2 = { rows: gc.rows, cols: gc.cols.map((x, c) => (c === a ? own : x)) };
+      const p2 = { rows: pc.rows, cols: pc.cols.map((x, c) => (c === b ? own : x)) };
+      const found = yield* search(g2, p2);
+      if (found || exhausted) return found;
+    }
+    return null;
+  };
+  const zeros = (n: number) => new Array<number>(n).fill(0);
+  const perm = yield* search({ rows: zeros(nrows), cols: zeros(ncols) }, { rows: zeros(nrows), cols: zeros(ncols) });
+  return perm ? { perm, exhausted: false } : { perm: null, exhausted };
 }
-
 
 function matchReason(o: CompareOptions, n: number): string {
   return `results match (${o.ordered ? "ordered" : o.rows}, ${n} row${n === 1 ? "" : "s"})`;
