@@ -103,3 +103,29 @@ test("a bad setting stops the server at start-up, naming the variable", async ()
     (e: { stderr?: string }) => /ASSAY_SANDBOX_POOL="lots" is not an integer/.test(e.stderr ?? ""),
   );
 });
+
+test("score says how many items of a file have an empty gold result (sql), and what closes the hole", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "assay-cli-sql-"));
+  const { default: Database } = await import("better-sqlite3");
+  const db = new Database(join(dir, "tiny.sqlite"));
+  db.exec("CREATE TABLE t (name TEXT, country TEXT); INSERT INTO t VALUES ('a', 'France'), ('b', 'Peru');");
+  db.close();
+  const input = join(dir, "in.jsonl");
+  const item = (response: string, reference: string) => JSON.stringify({ verifier: "sql", response, reference, options: { database: "tiny" } });
+  writeFileSync(
+    input,
+    [
+      item("SELECT name FROM t WHERE country = 'terminal'", "SELECT name FROM t WHERE country = 'Atlantis'"),
+      item("SELECT name FROM t WHERE country = 'x'", 'SELECT name FROM t WHERE country = "Mars"'),
+      item("SELECT name FROM t", "SELECT name FROM t"),
+    ].join("\n") + "\n",
+  );
+  const out = join(dir, "out.jsonl");
+  const { stderr } = await run(process.execPath, ["--import", "tsx", join(root, "src/cli/main.ts"), "score", input, "-o", out], {
+    cwd: root,
+    env: { ...process.env, ASSAY_LOG_LEVEL: "silent", ASSAY_SQL_DIR: dir, ASSAY_SQL_WORKERS: "1" },
+  });
+  const results = readFileSync(out, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
+  assert.deepEqual(results.map((r) => [r.reward, r.details.gold_empty]), [[1, true], [1, true], [1, false]]);
+  assert.match(stderr, /2 items have an empty gold result .*empty_gold to "zero" or "invalid"/);
+});

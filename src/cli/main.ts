@@ -91,6 +91,11 @@ program
         (s.skipped ? ` (resumed after ${s.skipped})` : "") +
         `: ${ok} ok, ${s.counts.error ?? 0} error, ${invalid} invalid; mean reward ${ok ? (s.rewardSum / ok).toFixed(4) : "n/a"}\n`,
     );
+    if (s.goldEmpty) {
+      process.stderr.write(
+        `${s.goldEmpty} item${s.goldEmpty === 1 ? " has" : "s have"} an empty gold result (details.gold_empty): with the default options.empty_gold "match" any query that returns nothing scores 1 on them; set empty_gold to "zero" or "invalid" to close that\n`,
+      );
+    }
     // Every line invalid is a mistake in the command or the file (a wrong verifier, the wrong
     // file), never a result: fail, so a script or a pipeline stops here.
     if (s.lines > 0 && invalid === s.lines) {

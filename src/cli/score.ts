@@ -34,6 +34,11 @@ export interface ScoreSummary {
   seconds: number;
   /** The first invalid lines, "line N: reason", for stderr. */
   invalidLines: string[];
+  /**
+   * Items whose gold result was empty (`details.gold_empty`, the sql verifier): with the default
+   * `empty_gold: "match"` any query returning nothing scores 1 on them, a reward a policy can learn.
+   */
+  goldEmpty: number;
 }
 
 /** How many invalid lines the summary names on stderr (the output file has every one). */
@@ -118,7 +123,7 @@ export async function score(args: ScoreArgs): Promise<ScoreSummary> {
       )
     : null;
   const t0 = performance.now();
-  const summary: ScoreSummary = { lines: 0, skipped: skip, counts: {}, rewardSum: 0, seconds: 0, invalidLines: [] };
+  const summary: ScoreSummary = { lines: 0, skipped: skip, counts: {}, rewardSum: 0, seconds: 0, invalidLines: [], goldEmpty: 0 };
   bar?.start(Math.max(total - skip, 0), 0, { rate: "0", mean: "-" });
 
   const limit = pLimit(args.concurrency);
@@ -131,6 +136,7 @@ export async function score(args: ScoreArgs): Promise<ScoreSummary> {
     if (r.status === "invalid" && summary.invalidLines.length < SHOWN_INVALID) summary.invalidLines.push(`line ${skip + written}: ${r.reason}`);
     summary.counts[r.status] = (summary.counts[r.status] ?? 0) + 1;
     if (r.reward !== null) summary.rewardSum += r.reward;
+    if ((r.details as { gold_empty?: unknown } | undefined)?.gold_empty === true) summary.goldEmpty++;
     const scored = summary.counts.ok ?? 0;
     bar?.update(written, {
       rate: (written / ((performance.now() - t0) / 1000)).toFixed(0),
