@@ -74,6 +74,33 @@ async function suite(c: pg.Client) {
       assert.deepEqual(wrong.map(({ k, r }) => `${k.name}: got ${r.reward} (${r.status}: ${r.reason})`), []);
       assert.equal(rs[0].details.engine, "postgres");
     });
+    test("a gold written with SQLite's double-quoted literals is converted once; integers past 2^53 compare exactly", async () => {
+      const dq = 'SELECT name FROM singer WHERE country = "France"';
+      const [first] = await batch([item("SELECT name FROM singer WHERE country = 'France'", dq)]);
+      assert.equal(first.reward, 1, first.reason);
+      assert.deepEqual(first.details.gold_dqs, ["France"]);
+      const [again, quotedColumn, wrong] = await batch([
+        item("SELECT name FROM singer WHERE country = 'France'", dq),
+        item("SELECT name FROM singer", 'SELECT "name" FROM singer'),
+        item("SELECT name FROM singer WHERE country = 'Peru'", dq),
+      ]);
+      assert.equal(again.reward, 1);
+      assert.equal(again.details.gold_cached, true); // the converted gold ran straight away
+      assert.deepEqual(again.details.gold_dqs, ["France"]);
+      assert.equal(quotedColumn.reward, 1);
+      assert.equal(quotedColumn.details.gold_dqs, undefined);
+      assert.equal(wrong.reward, 0);
+      // the model's double quotes stay PostgreSQL's identifiers: its dialect is the model's to get right
+      const [pred] = await batch([item('SELECT name FROM singer WHERE country = "France"', dq)]);
+      assert.equal(pred.reward, 0);
+      assert.match(pred.reason, /column "France" does not exist/);
+      const big = await batch([
+        item("SELECT 9223372036854775806::bigint", "SELECT 9223372036854775807::bigint"),
+        item("SELECT 9223372036854775807::numeric", "SELECT 9223372036854775807::bigint"),
+        item("SELECT 9007199254740992::bigint", "SELECT 9007199254740993::bigint"),
+      ]);
+      assert.deepEqual(big.map((r) => r.reward), [0, 1, 0]);
+    });
     test("errors: the model's query scores 0 with PostgreSQL's message; a failing gold is null", async () => {
       const [col, gold] = await batch([item("SELECT nam FROM singer", "SELECT name FROM singer"), item("SELECT 1", "SELECT nope FROM singer")]);
       assert.equal(col.reward, 0);
