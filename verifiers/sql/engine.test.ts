@@ -73,6 +73,12 @@ describe("nothing can write", () => {
     "BEGIN IMMEDIATE",
     "SAVEPOINT x",
     "CREATE TRIGGER t AFTER INSERT ON singer BEGIN DELETE FROM singer; END",
+    // writes that prepare only once their double-quoted literals are read as SQLite reads them
+    // (lex.ts prepareWithDqs): the retry still meets sqlite3_stmt_readonly
+    'INSERT INTO singer (name) VALUES ("x")',
+    'UPDATE singer SET name = "x" WHERE country = "France"',
+    'ATTACH "/tmp/assay-evil.sqlite" AS evil',
+    'SELECT "France"; DROP TABLE singer',
   ];
   test("each attempt is refused by the lexer AND by the engine on its own; the file is unchanged", async () => {
     for (const q of attempts) {
