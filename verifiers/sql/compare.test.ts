@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { compareResults, compareResultsSync, cellKey, type CompareOptions, type Comparison } from "./compare.js";
 import { extractSql, MAX_SQL_CHARS } from "./extract.js";
 import { ngramSimilarity, schemaLinking, jaccard } from "./partial.js";
-import { checkQuery, dqsRewrite, hasTopLevelOrderBy, prepareWithDqs, tokenize } from "../../src/sql/lex.js";
+import { checkQuery, dqsRewrite, hasTopLevelOrderBy, MAX_DQS_LITERALS, prepareWithDqs, tokenize } from "../../src/sql/lex.js";
 import { intCell, type Cell } from "../../src/sql/types.js";
 
 /** CPU milliseconds `fn` costs this process: what "fast" means on a shared, overloaded machine, where wall time mostly measures the neighbours. */
@@ -343,6 +343,11 @@ describe("double-quoted literals (SQLite's DQS rule) and exact integers", () => 
     assert.equal(r.sql, `SELECT "name" FROM t WHERE "country" = 'France' AND x = 'Paris'`);
     assert.equal(seen.length, 3);
     assert.throws(() => prepareWithDqs("SELECT 1", () => { throw new Error("no such table: t"); }), /no such table/);
+    // one prepare per distinct literal, so at most MAX_DQS_LITERALS of them (3,000 cost 6.6 s of CPU)
+    const many = `SELECT name FROM t WHERE x IN (${Array.from({ length: MAX_DQS_LITERALS + 8 }, (_, i) => `"v${i}"`).join(", ")})`;
+    seen.length = 0;
+    assert.throws(() => prepareWithDqs(many, prepare), /more than 32 double-quoted literals: write string literals in single quotes/);
+    assert.equal(seen.length, MAX_DQS_LITERALS + 1);
   });
   test("integers beyond 2^53 compare exactly, as Python compares int and float", async () => {
     const big = (s: string) => intCell(BigInt(s));

@@ -8,7 +8,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { defineVerifier } from "../../src/core/verifier.js";
 import { InvalidItemError, type Outcome } from "../../src/core/types.js";
-import { checkQuery, dqsRewrite, hasTopLevelOrderBy, type QueryCheck } from "../../src/sql/lex.js";
+import { checkQuery, dqsRewrite, hasTopLevelOrderBy, MAX_DQS_LITERALS, type QueryCheck } from "../../src/sql/lex.js";
 import { DB_ID, UnknownDatabaseError } from "../../src/sql/service.js";
 import type { QueryOutcome } from "../../src/sql/types.js";
 import { compareResults } from "./compare.js";
@@ -191,8 +191,8 @@ const MAX_CONVERTED = 1_000;
 
 /**
  * A PostgreSQL gold that failed with `column "X" does not exist` where X is a double-quoted
- * token: rerun with such tokens as string literals (SQLite's rule), one token at a time, at most
- * once per double-quoted token. The result, or null when the rule does not apply.
+ * token: rerun with such tokens as string literals (SQLite's rule), one name at a time, at most
+ * MAX_DQS_LITERALS names. The result, or null when the rule does not apply.
  */
 async function convertPgGold(
   gold: Extract<QueryCheck, { ok: true }>,
@@ -203,7 +203,7 @@ async function convertPgGold(
   const literals: string[] = [];
   let last: GoldOutcome | null = null;
   for (let why = error; ; why = last.error) {
-    const next = dqsRewrite(text, why, "postgres");
+    const next = literals.length < MAX_DQS_LITERALS ? dqsRewrite(text, why, "postgres") : null;
     if (!next) break;
     text = next.sql;
     literals.push(next.literal);
