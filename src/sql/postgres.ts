@@ -24,8 +24,9 @@
 import { readFileSync } from "node:fs";
 import { connect as netConnect } from "node:net";
 import pg from "pg";
+import { intCell } from "./types.js";
 import { schedstat } from "../../sandbox/meter.js";
-import { intCell, type Cell, type QueryOutcome, type SchemaTable } from "./types.js";
+import type { Cell, QueryOutcome, SchemaTable } from "./types.js";
 
 const NUMERIC_OIDS = new Set([20, 21, 23, 26, 700, 701, 1700]); // int8 int2 int4 oid float4 float8 numeric
 
