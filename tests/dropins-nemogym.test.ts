@@ -38,6 +38,13 @@ describe("NeMo-Gym resources server", () => {
     assert.deepEqual([res.body.reward, res.body.mask_sample, res.body.failure_kind], [0, true, "assay:invalid_item"]);
     const none = await request(app).post("/verify").send({ responses_create_params: params, response: response("x"), verifier: "test-broken", reference: null, options: { mode: "null" } }).expect(200);
     assert.deepEqual([none.body.mask_sample, none.body.failure_kind], [true, "assay:unscored"]);
+    // NeMo-RL reads the mask under instance_config (nemo_rl/experience/rollouts.py
+    // _extract_mask_sample_flags); a row's own instance_config is kept beside it.
+    assert.deepEqual(res.body.instance_config, { mask_sample: true });
+    const row = await request(app).post("/verify").send({ responses_create_params: params, response: response("x"), verifier: "exact", reference: { bad: 1 }, instance_config: { seed: 7 } }).expect(200);
+    assert.deepEqual(row.body.instance_config, { seed: 7, mask_sample: true });
+    const scored = await request(app).post("/verify").send({ responses_create_params: params, response: response("x"), verifier: "exact", reference: "x", instance_config: { seed: 7 } }).expect(200);
+    assert.deepEqual([scored.body.reward, scored.body.instance_config], [1, { seed: 7 }]);
     await request(app).post("/verify").send({ response: response("x") }).expect(400);
   });
 
