@@ -244,3 +244,37 @@ def test_a_config_without_host_and_port_is_refused_with_what_to_add():
     assert strip_rollout_prefix("/ng-rollout/3-1-a2/verify") == ("/verify", "3-1-a2")
     assert strip_rollout_prefix("/ng-rollout/.x/verify") == ("/ng-rollout/.x/verify", None)
     assert strip_rollout_prefix("/verify") == ("/verify", None)
+
+
+def test_concurrent_rollouts_over_nemo_gyms_aiohttp_client(tmp_path, keyed_assay):
+    """NeMo-Gym's `request` (nemo_gym/server_utils.py) sends every call through one shared aiohttp
+    ClientSession (keep-alive connections, `data=orjson.dumps(json)` with Content-Type
+    application/json); rollouts run concurrently. 24 verifies at once through one proxy."""
+    aiohttp = need("aiohttp")
+    import asyncio
+
+    port = free_port()
+    global_config_dict = {
+        NAME: {"resources_servers": {"assay": {"entrypoint": "app.py", "host": "127.0.0.1", "port": port}}},
+        OBSERVABILITY_ENABLED_KEY_NAME: True,
+    }
+    proc = launch(tmp_path, global_config_dict, {"ASSAY_URL": keyed_assay, "ASSAY_API_KEY": KEY})
+    rows = [row("Paris" if i % 3 else "Lyon", "paris", task=i // 4, rollout=i % 4) for i in range(24)]
+
+    async def run():
+        async with aiohttp.ClientSession() as session:
+            async def one(body):
+                url = request_url(global_config_dict, NAME, "/verify", body)
+                async with session.request(method="POST", url=url, data=json.dumps(body).encode(),
+                                           headers={"Content-Type": "application/json"}) as r:
+                    return r.status, await r.json()
+            return await asyncio.gather(*(one(b) for b in rows))
+
+    try:
+        wait_until_up(f"http://127.0.0.1:{port}", proc)
+        replies = asyncio.run(run())
+    finally:
+        stop(proc)
+    assert [s for s, _ in replies] == [200] * 24
+    assert [r["reward"] for _, r in replies] == [1.0 if i % 3 else 0.0 for i in range(24)]
+    assert [(r[TASK_INDEX_KEY_NAME], r[ROLLOUT_INDEX_KEY_NAME]) for _, r in replies] == [(i // 4, i % 4) for i in range(24)]
