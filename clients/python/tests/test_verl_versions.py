@@ -2,8 +2,9 @@
 
 fixtures/verl_config_keys.json holds, for each tag, the key paths under the reward-related roots of
 the config verl's `main_ppo` composes with Hydra (read from verl's own Hydra-composed reference,
-verl/trainer/config/_generated_ppo_trainer.yaml; fixtures/extract_verl_config_keys.py made it and
-names the command). Hydra applies command-line overrides to that config in struct mode
+verl/trainer/config/_generated_ppo_trainer.yaml, and checked there against an emulated Hydra
+composition of the tag's own config files; fixtures/extract_verl_config_keys.py made it and names
+the command). Hydra applies command-line overrides to that config in struct mode
 (hydra/_internal/config_loader_impl.py `ConfigLoaderImpl._apply_overrides_to_config`):
 
 - `key=value` changes an existing key; a key the config lacks fails verl's start with
