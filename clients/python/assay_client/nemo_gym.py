@@ -53,8 +53,8 @@ FORWARDED = frozenset({"/seed_session", "/verify", "/aggregate_metrics", "/close
 # ROLLOUT_ID_PATTERN / RolloutContextMiddleware._PREFIX (Apache-2.0, NVIDIA CORPORATION & AFFILIATES).
 _ROLLOUT_PREFIX = re.compile(r"^/ng-rollout/(?P<rollout_id>[A-Za-z0-9][A-Za-z0-9._-]*)(?P<rest>/.*)$")
 
-#: Seconds to wait for Assay's answer: a code verifier's sandbox run can take minutes under load,
-#: and NeMo-Gym's own client waits without a deadline.
+#: Seconds to wait for Assay's answer: longer than any verifier's own limit (a code verifier's
+#: sandbox run can queue for minutes under load); Assay answers every request within its own limits.
 FORWARD_TIMEOUT_S = 900.0
 
 
@@ -116,6 +116,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802
         path, _ = strip_rollout_prefix(self.path.split("?", 1)[0])
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            self.close_connection = True
+            self._error(411, "send the body with a Content-Length (NeMo-Gym's aiohttp client does); "
+                             "chunked request bodies are not read here")
+            return
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length > 0 else b"{}"
         if path not in FORWARDED:

@@ -216,6 +216,14 @@ def test_nemo_gyms_launcher_starts_the_proxy_and_rollouts_verify_through_it(tmp_
             assert json.loads(r.read()) == "stateless"
         status, err = post(f"http://127.0.0.1:{port}/get_weather", {})
         assert status == 404 and "/verify" in err["detail"]
+        # A chunked body is refused with what to change, not read as empty.
+        import http.client
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request("POST", "/verify", body=iter([json.dumps(good).encode()]),
+                     headers={"Content-Type": "application/json", "Transfer-Encoding": "chunked"})
+        resp = conn.getresponse()
+        assert resp.status == 411 and "Content-Length" in json.loads(resp.read())["detail"]
+        conn.close()
     finally:
         stop(proc)
     assert proc.returncode is not None
