@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence
 
 from .client import AssayClient, AsyncAssayClient
 
@@ -132,7 +132,7 @@ class AssayReward:
         """Says once per column that the dataset's column wins over the constructor's argument."""
         if given is None or column in self._warned_overrides:
             return
-        differing = [v for v in values if v is not None and v != given]
+        differing = [v for v in values if v is not None and _differs(v, given)]
         if not differing:
             return
         self._warned_overrides.add(column)
@@ -234,6 +234,13 @@ class AssayReward:
             log.warning("assay: %s, so a completion Assay could not score adds 0 for %s and stays in its "
                         "group's baseline, like a wrong answer; pass AssayReward(null_reward=...) to choose "
                         "the number, and watch %s", why, self.__name__, self.metric("null_fraction"))
+
+
+def _differs(value: Any, given: Any) -> bool:
+    try:
+        return bool(value != given)
+    except (TypeError, ValueError):  # numpy arrays compare element-wise
+        return True
 
 
 def _version(v: str) -> tuple:
