@@ -60,10 +60,11 @@ export function promptText(params: unknown): string | undefined {
  * where each reader looks: NeMo-RL (NVIDIA-NeMo/RL, since 4372db1, after v0.7.0:
  * nemo_rl/experience/rollouts.py `_extract_mask_sample_flags`, and rollout_manager.py
  * `_result_to_completion`) reads `full_result["instance_config"]["mask_sample"]`, where
- * `full_result` is this reply; NeMo-Gym's own servers and older readers send and read the
- * top-level `mask_sample`. A row's own `instance_config` is kept, with `mask_sample` set in it.
+ * `full_result` is this reply; NeMo-Gym's own servers send, and /aggregate_metrics here reads,
+ * the top-level `mask_sample`, kept for them (NeMo-RL up to v0.7.0 reads neither). A row's own
+ * `instance_config` is kept, with `mask_sample` set in it.
  */
-export function verdict(r: RewardResult, instanceConfig?: unknown) {
+function verdict(r: RewardResult, instanceConfig?: unknown) {
   if (r.reward !== null) return { reward: r.reward };
   return {
     reward: 0.0,
