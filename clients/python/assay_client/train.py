@@ -5,8 +5,8 @@
 
 The dataset is JSONL, one `{"prompt": ..., "verifier": ..., "reference": ...}` per line (`prompt`
 a string or chat messages; `options` optional). Each step logs TRL's reward mean and std, plus
-`assay/null_fraction` (the share of rollouts Assay could not score, which TRL leaves out of the
-baseline) and `assay/reward_wait_s`; with `--log-file` every log line is also appended as JSON.
+`assay/assay/null_fraction` (the share of rollouts Assay could not score, which TRL leaves out of the
+baseline) and `assay/assay/reward_wait_s` (its reward function is named `assay`); with `--log-file` every log line is also appended as JSON.
 On CUDA the model runs in bf16; without a GPU it runs on the CPU in fp32. At the end it prints
 throughput: rollouts/s and the share of step time spent waiting for rewards.
 """
@@ -110,7 +110,7 @@ def _callback_class():
             self.logs.append(line)
             if "reward" in logs:
                 print(f"step {state.global_step}: reward mean {logs.get('reward')} std {logs.get('reward_std')} "
-                      f"null fraction {logs.get('assay/null_fraction')}", file=sys.stderr, flush=True)
+                      f"null fraction {logs.get(self.reward.metric('null_fraction'))}", file=sys.stderr, flush=True)
             if self.log_file:
                 with open(self.log_file, "a", encoding="utf-8") as f:
                     f.write(json.dumps(line, default=str) + "\n")

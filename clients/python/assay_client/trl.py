@@ -13,6 +13,17 @@ moves the `<think>` block out of `content` into `reasoning_content` (Qwen3, Deep
 `thinking` (LFM2.5); the completion is sent as `<think>{reasoning}</think>{content}`, the text the
 model wrote, so `format` and answer extraction see what they would on a plain-text completion.
 
+For TRL's async reward path (`inspect.iscoroutinefunction(reward_func)`: TRL runs those on its
+own event loop, all at once, with `asyncio.gather`), `AssayReward(...).as_async()` is an
+`async def` function doing the same over `AsyncAssayClient`, so several Assay reward functions
+(and other async ones) wait for their batches together instead of one after the other.
+
+Metrics go through TRL's `log_metric` under the function's own name, `assay/<name>/null_fraction`
+and `assay/<name>/reward_wait_s` (TRL averages each metric name over the step, so one shared
+name would average the functions together). A dataset column that overrides a constructor
+argument (`verifier` over `verifier=`, `options` over `options=`) is used, with a warning once;
+pass `verifier_column=None` / `options_column=None` to ignore the column.
+
 It returns one `float | None` per completion: None where Assay could not score the item. What
 TRL does with None (GRPOTrainer._generate_and_score_completions, TRL 1.13): each None becomes
 NaN; a row is left out of the group baseline with advantage 0 only when EVERY reward function
@@ -27,7 +38,7 @@ import logging
 import time
 from typing import Any, Dict, List, Optional, Sequence
 
-from .client import AssayClient
+from .client import AssayClient, AsyncAssayClient
 
 #: TRL's own keyword arguments, never dataset columns.
 _TRL_KWARGS = frozenset({"trainer_state", "log_extra", "log_metric", "environments", "completion_ids"})
@@ -87,8 +98,8 @@ class AssayReward:
         api_key: Optional[str] = None,
         client: Optional[AssayClient] = None,
         reference_column: str = "reference",
-        verifier_column: str = "verifier",
-        options_column: str = "options",
+        verifier_column: Optional[str] = "verifier",
+        options_column: Optional[str] = "options",
         options: Optional[Dict[str, Any]] = None,
         send_prompt: bool = True,
         name: Optional[str] = None,
@@ -103,6 +114,8 @@ class AssayReward:
         self.send_prompt = send_prompt
         self.null_reward = null_reward
         self._checked_trainer = False
+        self._warned_overrides: set = set()
+        self._async_client: Optional[AsyncAssayClient] = None
         # TRL logs each reward function under its __name__ (rewards/<name>/mean).
         self.__name__ = name or (f"assay_{verifier}" if verifier else "assay")
         # Running totals the trainer reads for throughput figures.
@@ -112,11 +125,30 @@ class AssayReward:
         self.wait_s = 0.0
         self.last_rewards: List[Optional[float]] = []
 
+    def _column(self, name: Optional[str], columns: Dict[str, Any]) -> Any:
+        return columns.get(name) if name is not None else None
+
+    def _warn_override(self, column: str, argument: str, given: Any, values: Sequence[Any]) -> None:
+        """Says once per column that the dataset's column wins over the constructor's argument."""
+        if given is None or column in self._warned_overrides:
+            return
+        differing = [v for v in values if v is not None and _differs(v, given)]
+        if not differing:
+            return
+        self._warned_overrides.add(column)
+        log.warning("assay: the dataset column %r overrides AssayReward(%s=%r) for %s (%d of %d completions, "
+                    "e.g. %r); drop or rename the column, or pass AssayReward(%s_column=None) to use the argument",
+                    column, argument, given, self.__name__, len(differing), len(values), differing[0], argument)
+
     def items_for(self, prompts: Sequence[Any], completions: Sequence[Any], **columns: Any) -> List[Dict[str, Any]]:
         n = len(completions)
-        verifiers = columns.get(self.verifier_column)
+        verifiers = self._column(self.verifier_column, columns)
         references = columns.get(self.reference_column)
-        options = columns.get(self.options_column)
+        options = self._column(self.options_column, columns)
+        if verifiers is not None:
+            self._warn_override(self.verifier_column, "verifier", self.verifier, list(verifiers)[:n])
+        if options is not None:
+            self._warn_override(self.options_column, "options", self.options, list(options)[:n])
         items = []
         for i in range(n):
             verifier = (verifiers[i] if verifiers is not None else None) or self.verifier
@@ -136,12 +168,44 @@ class AssayReward:
             items.append(item)
         return items
 
-    def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any) -> List[Optional[float]]:
+    def _items(self, prompts: Sequence[Any], completions: Sequence[Any], kwargs: Dict[str, Any]) -> List[Dict[str, Any]]:
         columns = {k: v for k, v in kwargs.items() if k not in _TRL_KWARGS}
-        items = self.items_for(prompts, completions, **columns)
+        return self.items_for(prompts, completions, **columns)
+
+    def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any) -> List[Optional[float]]:
+        items = self._items(prompts, completions, kwargs)
         t0 = time.perf_counter()
         rewards = self.client.reward_batch(items)
-        waited = time.perf_counter() - t0
+        return self._finish(items, rewards, time.perf_counter() - t0, kwargs)
+
+    async def acall(self, prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any) -> List[Optional[float]]:
+        """The same as calling it, awaiting Assay on the running event loop (AsyncAssayClient)."""
+        items = self._items(prompts, completions, kwargs)
+        if self._async_client is None:
+            c = self.client
+            self._async_client = AsyncAssayClient(c.url, c.api_key, timeout=c.timeout, retry=c.retry,
+                                                  chunk_size=c.chunk_size, concurrency=c.concurrency)
+        t0 = time.perf_counter()
+        rewards = await self._async_client.reward_batch(items)
+        return self._finish(items, rewards, time.perf_counter() - t0, kwargs)
+
+    def as_async(self):
+        """An `async def` reward function for TRL's async reward path, named like this one (TRL tells
+        async functions from sync ones with `inspect.iscoroutinefunction`, which a callable object
+        with an async `__call__` does not pass before Python 3.12)."""
+        async def reward(prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any) -> List[Optional[float]]:
+            return await self.acall(prompts, completions, **kwargs)
+
+        reward.__name__ = reward.__qualname__ = self.__name__
+        reward.assay = self  # type: ignore[attr-defined]  # its counters (calls, items, nulls, wait_s)
+        return reward
+
+    def metric(self, what: str) -> str:
+        """The name this function logs `what` under: `assay/<name>/<what>`."""
+        return f"assay/{self.__name__}/{what}"
+
+    def _finish(self, items: List[Dict[str, Any]], rewards: List[Optional[float]], waited: float,
+                kwargs: Dict[str, Any]) -> List[Optional[float]]:
         nulls = sum(1 for r in rewards if r is None)
         self.calls += 1
         self.items += len(items)
@@ -153,8 +217,8 @@ class AssayReward:
             self._checked_trainer = True
             self._warn_if_none_is_not_masked(log_metric)
         if callable(log_metric) and items:
-            log_metric("assay/null_fraction", nulls / len(items))
-            log_metric("assay/reward_wait_s", waited)
+            log_metric(self.metric("null_fraction"), nulls / len(items))
+            log_metric(self.metric("reward_wait_s"), waited)
         if self.null_reward is not None:
             return [self.null_reward if r is None else r for r in rewards]
         return rewards
@@ -169,7 +233,14 @@ class AssayReward:
         if why:
             log.warning("assay: %s, so a completion Assay could not score adds 0 for %s and stays in its "
                         "group's baseline, like a wrong answer; pass AssayReward(null_reward=...) to choose "
-                        "the number, and watch assay/null_fraction", why, self.__name__)
+                        "the number, and watch %s", why, self.__name__, self.metric("null_fraction"))
+
+
+def _differs(value: Any, given: Any) -> bool:
+    try:
+        return bool(value != given)
+    except (TypeError, ValueError):  # numpy arrays compare element-wise
+        return True
 
 
 def _version(v: str) -> tuple:

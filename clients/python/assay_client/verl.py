@@ -18,6 +18,10 @@ passes the batch's own `data_sources=` list, which a table of that name would re
 needs a number, so an item Assay could not score gets `null_reward` (default 0.0) and
 `assay_scored: 0` so the logs show it.
 
+Nested `reward_kwargs` (`+custom_reward_function.reward_kwargs.options.precision=2`) arrive as
+OmegaConf DictConfig/ListConfig (verl copies only the top level into a dict); they, numpy arrays
+and numpy scalars are turned into plain JSON (`plain`) before they are sent.
+
 Settings come from `reward_kwargs` (`assay_url`, `api_key`, `verifier`, `null_reward`,
 `assay_data_sources`) or the environment (`ASSAY_URL`, `ASSAY_API_KEY`).
 """
@@ -67,6 +71,22 @@ def _client(url: Optional[str], api_key: Optional[str]) -> AssayClient:
         return _clients[key]
 
 
+def plain(x: Any) -> Any:
+    """`x` as plain JSON values, recursively: any Mapping (OmegaConf's DictConfig, which verl's
+    `reward_kwargs` hold below their top level: verl copies only the top with `dict(...)`) becomes
+    a dict with string keys, any other sequence (ListConfig, tuples) a list, numpy arrays and
+    scalars their Python values (`tolist()`). Anything else is returned as is."""
+    if x is None or isinstance(x, (str, bool, int, float)):
+        return x
+    if isinstance(x, Mapping):
+        return {k if isinstance(k, str) else str(k): plain(v) for k, v in x.items()}
+    if callable(getattr(x, "tolist", None)):  # numpy arrays and scalars
+        return plain(x.tolist())
+    if isinstance(x, (Sequence, set, frozenset)) and not isinstance(x, (bytes, bytearray)):
+        return [plain(v) for v in x]
+    return x
+
+
 def _spec(ground_truth: Any) -> Optional[Mapping[str, Any]]:
     if isinstance(ground_truth, Mapping) and isinstance(ground_truth.get("verifier"), str):
         return ground_truth
@@ -95,12 +115,12 @@ def verifier_for(data_source: Any, table: Optional[Mapping[str, str]] = None) ->
 def item_for(data_source: Any, solution_str: str, ground_truth: Any, extra_info: Any = None,
              **kwargs: Any) -> Dict[str, Any]:
     """The Assay item for one verl sample."""
-    extra = extra_info if isinstance(extra_info, Mapping) else {}
-    spec = _spec(ground_truth)
+    extra = plain(extra_info) if isinstance(extra_info, Mapping) else {}
+    spec = _spec(plain(ground_truth) if isinstance(ground_truth, Mapping) else ground_truth)
     verifier = (
         extra.get("verifier")
         or (spec or {}).get("verifier")
-        or verifier_for(data_source, kwargs.get("assay_data_sources"))
+        or verifier_for(data_source, plain(kwargs.get("assay_data_sources")))
         or kwargs.get("verifier")
     )
     if not verifier:
@@ -113,10 +133,11 @@ def item_for(data_source: Any, solution_str: str, ground_truth: Any, extra_info:
     reference = spec.get("reference") if spec else ground_truth
     if reference is not None:
         # verl stores ground truths in numpy-backed columns; lists arrive as numpy arrays.
-        item["reference"] = reference.tolist() if hasattr(reference, "tolist") else reference
+        item["reference"] = plain(reference)
     options = (spec or {}).get("options") or extra.get("options") or kwargs.get("options")
     if options:
-        item["options"] = options
+        # From the command line (`+...reward_kwargs.options.precision=2`) options are a DictConfig.
+        item["options"] = plain(options)
     if isinstance(extra.get("question"), str):
         item["prompt"] = extra["question"]
     return item
@@ -173,5 +194,6 @@ if __name__ != "assay_client.verl":
     register_data_source = _package.register_data_source
     verifier_for = _package.verifier_for
     item_for = _package.item_for
+    plain = _package.plain
     compute_score = _package.compute_score
     compute_score_batch = _package.compute_score_batch

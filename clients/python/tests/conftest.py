@@ -47,9 +47,10 @@ def serve_assay(**settings: str) -> Iterator[str]:
     if not MAIN.exists():
         subprocess.run(["npm", "run", "build"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
     port = free_port()
-    env = {**os.environ, "ASSAY_PORT": str(port), "ASSAY_HOST": "127.0.0.1", "ASSAY_LOG_LEVEL": "warn",
-           "ASSAY_SANDBOX": "none", "ASSAY_WORKERS": "1", **settings}
-    env.pop("ASSAY_API_KEYS", None)
+    # Keys only where a test asks for them (settings), never from the caller's environment.
+    env = {k: v for k, v in os.environ.items() if k != "ASSAY_API_KEYS"}
+    env.update({"ASSAY_PORT": str(port), "ASSAY_HOST": "127.0.0.1", "ASSAY_LOG_LEVEL": "warn",
+                "ASSAY_SANDBOX": "none", "ASSAY_WORKERS": "1", **settings})
     proc = subprocess.Popen(["node", str(MAIN), "serve"], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=sys.stderr)
     url = f"http://127.0.0.1:{port}"

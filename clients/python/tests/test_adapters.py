@@ -35,7 +35,7 @@ def test_trl_standard_format_with_dataset_columns(assay_url):
                                  id=[0, 0, 1, 1])
     out = f(prompts=prompts, completions=completions, completion_ids=[[1, 2]] * 4, **kwargs)
     assert out == [1.0, 0.0, 1.0, 0.0]
-    assert metrics["assay/null_fraction"] == [0.0]
+    assert metrics["assay/assay/null_fraction"] == [0.0]
     assert f.__name__ == "assay" and f.items == 4
 
 
@@ -51,7 +51,7 @@ def test_trl_chat_format_and_none_for_unscored(assay_url):
     kwargs, metrics = trl_kwargs(reference=["paris", "paris", {"bad": 1}])
     out = f(prompts=prompts, completions=completions, completion_ids=[[1]] * 3, **kwargs)
     assert out == [1.0, 1.0, None]
-    assert metrics["assay/null_fraction"] == [pytest.approx(1 / 3)]
+    assert metrics["assay/assay_exact/null_fraction"] == [pytest.approx(1 / 3)]
     assert f.__name__ == "assay_exact"
 
 

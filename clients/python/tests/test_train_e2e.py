@@ -124,7 +124,7 @@ def test_grpo_steps_on_cpu_log_the_rewards_assay_returned(assay_url, tmp_path, m
         scored = [r for r in returned if r is not None]
         nulls = len(returned) - len(scored)
         nulls_seen += nulls
-        assert line["assay/null_fraction"] == pytest.approx(nulls / len(returned))
+        assert line["assay/assay/null_fraction"] == pytest.approx(nulls / len(returned))
         if scored:
             mean = sum(scored) / len(scored)
             std = math.sqrt(sum((r - mean) ** 2 for r in scored) / (len(scored) - 1)) if len(scored) > 1 else 0.0

@@ -178,3 +178,42 @@ def test_seed_close_and_aggregate_metrics(assay_url):
     assert metrics.agent_metrics["mean/reward"] == pytest.approx(2 / 3)
     assert {g[TASK_INDEX_KEY_NAME]: g["mean/reward"] for g in metrics.group_level_metrics} == {0: 0.5, 1: 1.0}
     assert metrics.key_metrics == {"mean/reward": pytest.approx(2 / 3)}
+
+
+# --- NeMo-RL's own reading of the mask -------------------------------------------------------
+# Copied from NVIDIA-NeMo/RL at commit 7ea279abf (the mask arrived in 4372db1, "feat(grpo): mask
+# env-flagged samples from policy loss (#3163)", after v0.7.0), nemo_rl/experience/rollouts.py,
+# function `_extract_mask_sample_flags`. Copyright (c) NVIDIA CORPORATION & AFFILIATES,
+# Apache License 2.0 (http://www.apache.org/licenses/LICENSE-2.0). `result["full_result"]` is the
+# NeMo-Gym rollout result (nemo_rl/environments/nemo_gym.py builds it from the agent's reply,
+# which is the resources server's /verify reply).
+def _extract_mask_sample_flags(results):
+    """Return True for samples the environment asks GRPO to mask from loss."""
+    torch = need("torch")
+    return torch.tensor(
+        [
+            bool(
+                (result["full_result"].get("instance_config") or {}).get(
+                    "mask_sample", False
+                )
+            )
+            for result in results
+        ],
+        dtype=torch.bool,
+    )
+
+
+def test_nemo_rl_reads_the_mask_of_an_unscored_item(assay_url):
+    good, extra = make_request(["Paris"])
+    bad, bad_extra = make_request(["Paris"], reference={"not": "a reference"})
+    replies = [verify(assay_url, good, extra)[1], verify(assay_url, bad, bad_extra)[1]]
+    flags = _extract_mask_sample_flags([{"full_result": r} for r in replies])
+    assert flags.tolist() == [False, True]
+    # The top-level flag stays for NeMo-Gym's own readers and older versions.
+    assert [r.get("mask_sample", False) for r in replies] == [False, True]
+    # A row's own instance_config survives beside the mask.
+    bad_row = json.loads(bad.model_dump_json())
+    bad_row.update(bad_extra, instance_config={"seed": 3})
+    raw = urllib.request.urlopen(urllib.request.Request(assay_url + "/verify", data=json.dumps(bad_row).encode(),
+                                 headers={"Content-Type": "application/json"}, method="POST"), timeout=60).read()
+    assert json.loads(raw)["instance_config"] == {"seed": 3, "mask_sample": True}

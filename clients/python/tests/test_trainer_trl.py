@@ -152,3 +152,67 @@ def test_the_readme_trl_snippet_builds_the_reward_function(assay_url):
     call = re.search(r"reward_funcs=\[(AssayReward\(.*?\))\]", code).group(1)
     f = eval(call.replace("http://127.0.0.1:8787", assay_url), {"AssayReward": AssayReward})
     assert f(prompts=["2+2?"], completions=["\\boxed{4}"], reference=["4"]) == [1.0]
+
+
+def test_each_assay_reward_function_logs_its_own_null_fraction(assay_url, tiny_model, tmp_path, monkeypatch):
+    """TRL averages each log_metric name over the step: with one shared name, a function that
+    scored everything (0 %) and one that scored nothing (100 %) read as 50 %."""
+    need("torch")
+    scored = AssayReward(verifier="exact", url=assay_url, name="capital")
+    unscored = AssayReward(verifier="exact", url=assay_url, name="broken", reference_column="bad_reference")
+    trainer = grpo_trainer(tiny_model, [scored, unscored], tmp_path, monkeypatch)
+    inputs = [{"prompt": "Q", "reference": "2", "bad_reference": {"bad": 1}} for _ in range(4)]
+    trainer._calculate_rewards(inputs, ["Q"] * 4, ["2", "3", "2", "2"], [[1]] * 4)
+    assert trainer._pending_metrics["assay/capital/null_fraction"] == [0.0]
+    assert trainer._pending_metrics["assay/broken/null_fraction"] == [1.0]
+    assert "assay/null_fraction" not in trainer._pending_metrics
+    assert len(trainer._pending_metrics["assay/capital/reward_wait_s"]) == 1
+
+
+def test_async_reward_function_runs_on_trls_async_path(assay_url, tiny_model, tmp_path, monkeypatch):
+    """GRPOTrainer.__init__ sets `_has_async_funcs` from `inspect.iscoroutinefunction` and starts its
+    event loop thread; `_calculate_rewards` awaits async functions there with asyncio.gather."""
+    import inspect
+
+    torch = need("torch")
+    sync = AssayReward(verifier="exact", url=assay_url, name="sync_exact")
+    asynchronous = AssayReward(verifier="exact", url=assay_url, name="async_exact").as_async()
+    assert inspect.iscoroutinefunction(asynchronous) and asynchronous.__name__ == "async_exact"
+    assert not inspect.iscoroutinefunction(sync)  # the plain form stays on TRL's sync path
+    trainer = grpo_trainer(tiny_model, [sync, asynchronous], tmp_path, monkeypatch)
+    assert trainer._has_async_funcs and trainer.reward_func_names == ["sync_exact", "async_exact"]
+    inputs = [{"prompt": "Q", "reference": r} for r in ["2", "2", {"bad": 1}, "2"]]
+    rpf = trainer._calculate_rewards(inputs, ["Q"] * 4, ["2", "3", "2", "2"], [[1]] * 4)
+    assert rpf[:, 0].tolist()[:2] == [1.0, 0.0] and rpf[:, 1].tolist()[:2] == [1.0, 0.0]
+    assert rpf[3].tolist() == [1.0, 1.0]
+    assert torch.isnan(rpf[2]).all()  # None from the async function too
+    assert asynchronous.assay.items == 4 and asynchronous.assay.nulls == 1
+    assert trainer._pending_metrics["assay/async_exact/null_fraction"] == [0.25]
+
+
+def test_a_dataset_column_overriding_a_constructor_argument_warns_once(assay_url, caplog):
+    f = AssayReward(verifier="math", url=assay_url)
+    with caplog.at_level("WARNING", logger="assay_client.trl"):
+        out = f(prompts=["Capital?"] * 2, completions=["Paris", "Lyon"], reference=["paris", "paris"],
+                verifier=["exact", "exact"], options=[None, None])
+        f(prompts=["Capital?"], completions=["Paris"], reference=["paris"], verifier=["exact"])
+    assert out == [1.0, 0.0]  # the column is what was used
+    warnings = [r.getMessage() for r in caplog.records if "overrides" in r.getMessage()]
+    assert len(warnings) == 1, warnings
+    assert "'verifier'" in warnings[0] and "verifier='math'" in warnings[0] and "verifier_column=None" in warnings[0]
+    # An options column over options= warns the same way; a None row in it is no override.
+    caplog.clear()
+    opts = AssayReward(verifier="exact", url=assay_url, options={"case_sensitive": False})
+    with caplog.at_level("WARNING", logger="assay_client.trl"):
+        assert opts(prompts=["Q"] * 2, completions=["PARIS", "PARIS"], reference=["paris"] * 2,
+                    options=[None, {"case_sensitive": True}]) == [1.0, 0.0]
+    assert ["'options'" in r.getMessage() for r in caplog.records if "overrides" in r.getMessage()] == [True]
+    # A column equal to the argument is no override.
+    caplog.clear()
+    same = AssayReward(verifier="exact", url=assay_url)
+    with caplog.at_level("WARNING", logger="assay_client.trl"):
+        same(prompts=["Capital?"], completions=["Paris"], reference=["paris"], verifier=["exact"])
+    assert not [r for r in caplog.records if "overrides" in r.getMessage()]
+    # verifier_column=None uses the argument and ignores the column.
+    ignore = AssayReward(verifier="exact", url=assay_url, verifier_column=None)
+    assert ignore(prompts=["Q"], completions=["Paris"], reference=["paris"], verifier=["no-such-verifier"]) == [1.0]

@@ -24,6 +24,7 @@ import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
+from collections.abc import MutableMapping, MutableSequence
 from functools import partial
 
 import pytest
@@ -82,6 +83,97 @@ def test_reward_loop_naive_manager_call(assay_url):
     score = result["score"] if isinstance(result, dict) else result
     assert score == 1.0
     assert all(isinstance(v, (int, float)) for v in result.values())
+
+
+class FakeDictConfig(MutableMapping):
+    """OmegaConf's DictConfig as the adapter sees it: a MutableMapping that is not a dict (and so
+    not JSON-serializable: `json.dumps` raises "Object of type DictConfig is not JSON serializable").
+    The local package index has omegaconf without its antlr4 runtime, so the real one is used only
+    where it imports."""
+
+    def __init__(self, d):
+        self._d = dict(d)
+
+    def __getitem__(self, k):
+        return self._d[k]
+
+    def __setitem__(self, k, v):
+        self._d[k] = v
+
+    def __delitem__(self, k):
+        del self._d[k]
+
+    def __iter__(self):
+        return iter(self._d)
+
+    def __len__(self):
+        return len(self._d)
+
+
+class FakeListConfig(MutableSequence):
+    def __init__(self, items):
+        self._l = list(items)
+
+    def __getitem__(self, i):
+        return self._l[i]
+
+    def __setitem__(self, i, v):
+        self._l[i] = v
+
+    def __delitem__(self, i):
+        del self._l[i]
+
+    def __len__(self):
+        return len(self._l)
+
+    def insert(self, i, v):
+        self._l.insert(i, v)
+
+
+def _configs():
+    try:
+        from omegaconf import OmegaConf
+    except ImportError:
+        return [lambda d: FakeDictConfig({k: FakeListConfig(v) if isinstance(v, list) else v for k, v in d.items()})]
+    return [lambda d: FakeDictConfig({k: FakeListConfig(v) if isinstance(v, list) else v for k, v in d.items()}),
+            OmegaConf.create]
+
+
+@pytest.mark.parametrize("make", _configs())
+def test_nested_reward_kwargs_from_hydra_reach_assay_as_json(assay_url, make):
+    """`+custom_reward_function.reward_kwargs.options.precision=2` on verl's command line: verl's
+    get_custom_reward_fn copies reward_kwargs with dict(...), so `options` stays a DictConfig (and
+    its `extract` a ListConfig); the adapter turned that into `not JSON serializable` before."""
+    np = need("numpy")
+    options = make({"precision": 2, "extract": ["boxed"]})
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        json.dumps({"options": options})
+    kwargs = {"assay_url": assay_url, "assay_data_sources": make({"my/pi": "math"}), "options": options}
+    one = get_custom_reward_fn(verl.__file__, "compute_score", kwargs)
+    assert one(data_source="my/pi", solution_str="\\boxed{3.14159}", ground_truth="3.14", extra_info={})["score"] == 1.0
+    # extract: ["boxed"] reached the verifier too: an unboxed answer is not read.
+    assert one(data_source="my/pi", solution_str="3.14", ground_truth="3.14", extra_info={})["score"] == 0.0
+    # Without the options the same answer is not equal to 3.14: the precision did the work.
+    bare = get_custom_reward_fn(verl.__file__, "compute_score", {"assay_url": assay_url, "verifier": "math"})
+    assert bare(data_source="x", solution_str="\\boxed{3.14159}", ground_truth="3.14", extra_info={})["score"] == 0.0
+    batch = get_custom_reward_fn(verl.__file__, "compute_score_batch", kwargs)
+    scores = batch(data_sources=np.array(["my/pi", "my/pi"], dtype=object),
+                   solution_strs=["\\boxed{3.14159}", "\\boxed{3.2}"], ground_truths=["3.14", "3.14"],
+                   extra_infos=np.array([{"index": np.int64(0)}, {"index": np.int64(1)}], dtype=object))
+    assert [s["score"] for s in scores] == [1.0, 0.0]
+
+
+def test_plain_turns_any_mapping_and_sequence_into_json():
+    np = need("numpy")
+    nested = FakeDictConfig({"a": FakeListConfig([1, FakeDictConfig({"b": np.float32(0.5)})]), 3: np.array([[1, 2]]),
+                             "t": (np.int64(7), np.bool_(True)), "s": "x", "n": None})
+    out = verl.plain(nested)
+    assert out == {"a": [1, {"b": 0.5}], "3": [[1, 2]], "t": [7, True], "s": "x", "n": None}
+    assert json.loads(json.dumps(out)) == out
+    item = verl.item_for("d", "x", FakeDictConfig({"verifier": "exact", "reference": FakeListConfig(["x"]),
+                                                    "options": FakeDictConfig({"case_sensitive": False})}))
+    assert json.loads(json.dumps(item)) == {"verifier": "exact", "response": "x", "reference": ["x"],
+                                             "options": {"case_sensitive": False}}
 
 
 # ---- /run_code as verl's sandbox_fusion client calls it ----------------------------------------

@@ -55,12 +55,21 @@ export function promptText(params: unknown): string | undefined {
   return undefined;
 }
 
-/** NeMo-Gym's fields for a reward that is not a valid measurement of the policy. */
-function verdict(r: RewardResult) {
+/**
+ * NeMo-Gym's fields for a reward that is not a valid measurement of the policy. The mask goes
+ * where each reader looks: NeMo-RL (NVIDIA-NeMo/RL, since 4372db1, after v0.7.0:
+ * nemo_rl/experience/rollouts.py `_extract_mask_sample_flags`, and rollout_manager.py
+ * `_result_to_completion`) reads `full_result["instance_config"]["mask_sample"]`, where
+ * `full_result` is this reply; NeMo-Gym's own servers send, and /aggregate_metrics here reads,
+ * the top-level `mask_sample`, kept for them (NeMo-RL up to v0.7.0 reads neither). A row's own
+ * `instance_config` is kept, with `mask_sample` set in it.
+ */
+function verdict(r: RewardResult, instanceConfig?: unknown) {
   if (r.reward !== null) return { reward: r.reward };
   return {
     reward: 0.0,
     mask_sample: true,
+    instance_config: { ...(isObj(instanceConfig) ? instanceConfig : {}), mask_sample: true },
     failure_kind: r.status === "invalid" ? "assay:invalid_item" : "assay:unscored",
     failure_reason: r.reason,
   };
@@ -134,7 +143,7 @@ export function nemoGymRoutes({ runtime, body: opening, admit }: RouteDeps): Rou
     const release = admit(1, [item]);
     try {
       const result = await scorer.score(item, { signal: clientGone(req, res) });
-      res.json({ ...b, ...verdict(result), assay: result });
+      res.json({ ...b, ...verdict(result, b.instance_config), assay: result });
     } finally {
       release();
     }

@@ -1,0 +1,183 @@
+"""A NeMo-Gym resources server that forwards to Assay: the small program NeMo-Gym starts itself.
+
+NeMo-Gym (NVIDIA-NeMo/Gym, checked at commit 07d6b0d, after v0.5.0) does not connect to a URL: a
+resources server is a Python program its launcher starts (nemo_gym/cli/env.py, `RunHelper.start`:
+in `resources_servers/<type>/` it runs `NEMO_GYM_CONFIG_DICT=<the whole config as YAML>
+NEMO_GYM_CONFIG_PATH=<instance name> python <entrypoint>`), which reads its `host` and `port`
+from that config (nemo_gym/server_utils.py `BaseServer.load_config_from_global_config`,
+nemo_gym/global_config.py `get_first_server_config_dict`: three levels down from the instance
+name). Its agents then call it by host and port only, so an API key cannot ride in a `/k/<key>`
+prefix. This program is that server: it serves the paths NeMo-Gym calls and forwards each to
+Assay with the key from the environment (`ASSAY_API_KEY`, sent as a Bearer token) at `ASSAY_URL`.
+
+Paths (nemo_gym/base_resources_server.py `SimpleResourcesServer.setup_webserver`,
+nemo_gym/server_utils.py `BaseServer.setup_liveness`):
+
+- `POST /seed_session`, `/verify`, `/aggregate_metrics`, `/close_session`: forwarded to Assay as is;
+  Assay's status and body come back unchanged (a 400 names what to fix in the dataset).
+- The same under `/ng-rollout/<id>/...`: with observability on, NeMo-Gym's ServerClient puts that
+  prefix on every call to a resources server (nemo_gym/server_utils.py `ServerClient.request`);
+  NeMo-Gym's own servers strip it (nemo_gym/rollout_correlation.py `RolloutContextMiddleware`,
+  whose pattern is copied below), and so does this one.
+- `GET /`: liveness, what the launcher polls while it waits for its servers.
+- `GET /reverify_mode`: `"stateless"`: Assay's verdict is a function of the request alone.
+
+Use it from a directory NeMo-Gym finds, `resources_servers/assay/app.py`:
+
+    from assay_client.nemo_gym import main
+    main()
+
+or run `python -m assay_client.nemo_gym` with the same two environment variables.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import urllib.error
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Mapping, Optional, Tuple
+
+from .client import _url_from_env
+
+#: nemo_gym/global_config.py: NEMO_GYM_CONFIG_DICT_ENV_VAR_NAME, NEMO_GYM_CONFIG_PATH_ENV_VAR_NAME.
+CONFIG_DICT_ENV = "NEMO_GYM_CONFIG_DICT"
+CONFIG_PATH_ENV = "NEMO_GYM_CONFIG_PATH"
+
+#: The routes NeMo-Gym's agents and rollout collection POST to a resources server.
+FORWARDED = frozenset({"/seed_session", "/verify", "/aggregate_metrics", "/close_session"})
+
+# nemo_gym/config_types.py ROLLOUT_PATH_PREFIX and nemo_gym/rollout_correlation.py
+# ROLLOUT_ID_PATTERN / RolloutContextMiddleware._PREFIX (Apache-2.0, NVIDIA CORPORATION & AFFILIATES).
+_ROLLOUT_PREFIX = re.compile(r"^/ng-rollout/(?P<rollout_id>[A-Za-z0-9][A-Za-z0-9._-]*)(?P<rest>/.*)$")
+
+#: Seconds to wait for Assay's answer: longer than any verifier's own limit (a code verifier's
+#: sandbox run can queue for minutes under load); Assay answers every request within its own limits.
+FORWARD_TIMEOUT_S = 900.0
+
+
+def strip_rollout_prefix(path: str) -> Tuple[str, Optional[str]]:
+    """`/ng-rollout/<id>/verify` -> (`/verify`, `<id>`); any other path unchanged, with None."""
+    m = _ROLLOUT_PREFIX.match(path)
+    return (m.group("rest"), m.group("rollout_id")) if m else (path, None)
+
+
+def server_config(config_yaml: str, instance: str) -> Mapping[str, Any]:
+    """This instance's own config from NeMo-Gym's global config: `<instance>.<server kind>.<type>`
+    (nemo_gym/global_config.py `get_first_server_config_dict`: the first key at each level)."""
+    try:
+        import yaml  # NeMo-Gym's own dependency (through omegaconf); `pip install pyyaml` otherwise
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise SystemExit("assay_client.nemo_gym reads NeMo-Gym's YAML config: pip install pyyaml") from e
+    global_config = yaml.safe_load(config_yaml) or {}
+    node: Any = global_config.get(instance) if isinstance(global_config, Mapping) else None
+    if not isinstance(node, Mapping):
+        raise SystemExit(f"{CONFIG_PATH_ENV}={instance!r} names no entry of NeMo-Gym's config; "
+                         "start this program through NeMo-Gym's launcher, or set both variables")
+    for _ in range(2):
+        if not isinstance(node, Mapping) or not node:
+            raise SystemExit(f"NeMo-Gym's config for {instance!r} should be "
+                             f"{instance}: {{resources_servers: {{assay: {{entrypoint: app.py, host: ..., port: ...}}}}}}")
+        node = next(iter(node.values()))
+    if not isinstance(node, Mapping) or "host" not in node or "port" not in node:
+        raise SystemExit(f"NeMo-Gym's config for {instance!r} has no host and port; give the server "
+                         "instance `host` and `port` (NeMo-Gym fills them in when it starts its servers)")
+    return node
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: "ResourcesServer"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        if self.server.verbose:
+            super().log_message(format, *args)
+
+    def _send(self, status: int, body: bytes, content_type: str = "application/json") -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _error(self, status: int, message: str) -> None:
+        self._send(status, json.dumps({"detail": message}).encode())
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        path, _ = strip_rollout_prefix(self.path.split("?", 1)[0])
+        if path == "/":
+            self._send(200, b'{"status":"ok"}')
+        elif path == "/reverify_mode":
+            self._send(200, b'"stateless"')
+        else:
+            self._error(404, f"GET {path} is not a resources-server route; this proxy serves GET / and /reverify_mode")
+
+    def do_POST(self) -> None:  # noqa: N802
+        path, _ = strip_rollout_prefix(self.path.split("?", 1)[0])
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            self.close_connection = True
+            self._error(411, "send the body with a Content-Length (NeMo-Gym's aiohttp client does); "
+                             "chunked request bodies are not read here")
+            return
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length > 0 else b"{}"
+        if path not in FORWARDED:
+            self._error(404, f"POST {path} is not served: Assay answers {', '.join(sorted(FORWARDED))} "
+                             "(a tool route of another environment's resources server has no Assay equivalent)")
+            return
+        status, reply = self.server.forward(path, body)
+        self._send(status, reply)
+
+
+class ResourcesServer(ThreadingHTTPServer):
+    """The proxy: one thread per request, each forwarding to Assay."""
+
+    daemon_threads = True
+
+    def __init__(self, host: str, port: int, assay_url: Optional[str] = None, api_key: Optional[str] = None,
+                 verbose: bool = False):
+        super().__init__((host, int(port)), _Handler)
+        self.assay_url = _url_from_env(assay_url)
+        self.api_key = api_key if api_key is not None else os.environ.get("ASSAY_API_KEY")
+        self.verbose = verbose
+
+    def forward(self, path: str, body: bytes) -> Tuple[int, bytes]:
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        req = urllib.request.Request(self.assay_url + path, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=FORWARD_TIMEOUT_S) as r:
+                return r.status, r.read()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read()
+        except (urllib.error.URLError, OSError) as e:
+            reason = getattr(e, "reason", e)
+            return 502, json.dumps({"detail": f"Assay at {self.assay_url} did not answer ({reason}); "
+                                              "set ASSAY_URL to where Assay listens"}).encode()
+
+
+def main(argv: Optional[list] = None) -> None:
+    """Reads NeMo-Gym's config from the environment and serves until interrupted (NeMo-Gym stops
+    its servers with SIGINT)."""
+    config_yaml = os.environ.get(CONFIG_DICT_ENV)
+    instance = os.environ.get(CONFIG_PATH_ENV)
+    if not config_yaml or not instance:
+        raise SystemExit(f"{CONFIG_DICT_ENV} and {CONFIG_PATH_ENV} are unset: NeMo-Gym's launcher sets them "
+                         "when it starts a resources server; list this one in its config (see the client README)")
+    cfg = server_config(config_yaml, instance)
+    server = ResourcesServer(str(cfg["host"]), int(cfg["port"]))
+    print(f"assay resources server {instance!r} on {cfg['host']}:{cfg['port']} -> {server.assay_url}",
+          file=sys.stderr, flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+
+if __name__ == "__main__":
+    main()
