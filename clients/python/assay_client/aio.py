@@ -224,11 +224,15 @@ class AsyncAssay:
         await asyncio.sleep(delay)
 
     # -- single items, micro-batched ----------------------------------------------------------
-    async def score(self, item: Item, *, deadline: Optional[float] = None) -> Result:
+    async def score(self, item: Item, *, deadline: Optional[float] = None, allow_invalid: bool = False) -> Result:
         """The full result for one item ({reward, status, reason, details, ...}). An item the server
-        calls invalid raises AssayError naming the field (HTTP 400, as `POST /reward` answers)."""
+        calls invalid raises AssayError naming the field (HTTP 400, as `POST /reward` answers), or,
+        with `allow_invalid=True`, comes back as a result with status "invalid" and reward None
+        (as in a batch: what adapters that must hand every sample a number want)."""
         until = self._deadline(deadline)
         if not self.micro_batch:
+            if allow_invalid:
+                return (await self.score_batch([item], deadline=deadline))[0]
             return await self._send("POST", "/reward", dict(item), until)
         st = self._state()
         loop = asyncio.get_running_loop()
@@ -248,13 +252,13 @@ class AsyncAssay:
                 p.future.cancel()
             if p.future.cancelled():
                 self._forget(st, p)
-        if result.get("status") == "invalid":
+        if result.get("status") == "invalid" and not allow_invalid:
             raise invalid_error(result)
         return result
 
-    async def reward(self, item: Item, *, deadline: Optional[float] = None) -> Optional[float]:
+    async def reward(self, item: Item, *, deadline: Optional[float] = None, allow_invalid: bool = False) -> Optional[float]:
         """The reward for one item, or None when the server could not score it."""
-        return (await self.score(item, deadline=deadline)).get("reward")
+        return (await self.score(item, deadline=deadline, allow_invalid=allow_invalid)).get("reward")
 
     def _forget(self, st: _LoopState, p: _Pending) -> None:
         """A cancelled await: out of the queue if its batch has not left yet."""
