@@ -32,7 +32,7 @@ from .client import AssayError
 
 log = logging.getLogger("assay_client.areal")
 
-__all__ = ["reward_fn", "make_reward_fn", "async_reward", "AssayAgent"]
+__all__ = ["reward_fn", "make_reward_fn", "math_reward_fn", "async_reward", "AssayAgent"]
 
 
 def _prompt_text(prompt: Any) -> Optional[str]:
@@ -60,6 +60,11 @@ def make_reward_fn(*, verifier: Optional[str] = None, assay_url: Optional[str] =
     AsyncRewardWrapper's process pool can run it."""
     return functools.partial(reward_fn, assay_url=assay_url, api_key=api_key, verifier=verifier,
                              null_reward=null_reward)
+
+
+#: `reward_fn` for rows without a `verifier` field, scored by `math`; importable by name, as AReaL's
+#: examples name their reward function: `reward_fn="assay_client.areal.math_reward_fn"`.
+math_reward_fn = make_reward_fn(verifier="math")
 
 
 async def async_reward(prompt: Any, completions: str, prompt_ids: Optional[List[int]] = None,

@@ -219,6 +219,18 @@ def test_reward_fn_under_async_reward_wrapper_in_rlvr_workflows_call(assay_url):
     assert asyncio.run(main()) == [1.0, 0.0, 1.0, 0.0]
 
 
+def test_the_reward_fn_named_by_string_as_areals_examples_do(assay_url, monkeypatch):
+    """examples/math/gsm8k_rl.py names its reward function by import path; AReaL imports it."""
+    import importlib
+
+    monkeypatch.setenv("ASSAY_URL", assay_url)
+    mod, name = "assay_client.areal.math_reward_fn".rsplit(".", 1)
+    fn = getattr(importlib.import_module(mod), name)
+    wrapper = AsyncRewardWrapper(fn, max_workers=1)
+    got = asyncio.run(compute_rewards(wrapper, "\\boxed{72}", "q", [1], [2], GSM8K))
+    assert got == 1.0
+
+
 def test_an_unscored_item_gives_areal_the_null_reward_it_asked_for(assay_url):
     # ASSAY_SANDBOX=none on the test server: a code item cannot be run, Assay answers reward null.
     row = {"verifier": "code", "answer": {"inputs": ["1\n"], "outputs": ["1\n"]}}
