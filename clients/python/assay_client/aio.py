@@ -75,6 +75,8 @@ class _Pending:
     item: Dict[str, Any]
     future: "asyncio.Future[Result]"
     deadline: float  # time.monotonic() by which its awaiter stops waiting
+    batch: Optional[List["_Pending"]] = None  # set when its batch leaves
+    task: Optional["asyncio.Future[None]"] = None  # the request task carrying that batch
 
 
 @dataclass
@@ -242,15 +244,19 @@ class AsyncAssay:
             self._flush(st)
         elif st.timer is None:
             st.timer = loop.call_later(self.batch_window, self._flush, st)
+        # Without deadline= every item's deadline is `timeout` from its call, which the batch
+        # request's own timeout (the latest deadline of its items) enforces; a shorter deadline
+        # gets its own timer. (No asyncio.wait_for per item: at thousands of awaits on a busy
+        # host, its extra task and callbacks were half of the client's CPU time.)
+        timer = loop.call_later(deadline, self._expire, p) if deadline is not None else None
         try:
-            result = await asyncio.wait_for(p.future, max(0.0, until - time.monotonic()))
-        except asyncio.TimeoutError as e:
-            raise AssayDeadlineError("no answer from Assay within the deadline; pass a longer deadline= "
-                                     "or timeout=, or lower the load") from e
+            result = await p.future
         finally:
+            if timer is not None:
+                timer.cancel()
             if not p.future.done():
                 p.future.cancel()
-            if p.future.cancelled():
+            if p.future.cancelled() or isinstance(p.future.exception(), AssayDeadlineError):
                 self._forget(st, p)
         if result.get("status") == "invalid" and not allow_invalid:
             raise invalid_error(result)
@@ -260,12 +266,23 @@ class AsyncAssay:
         """The reward for one item, or None when the server could not score it."""
         return (await self.score(item, deadline=deadline, allow_invalid=allow_invalid)).get("reward")
 
-    def _forget(self, st: _LoopState, p: _Pending) -> None:
-        """A cancelled await: out of the queue if its batch has not left yet."""
-        try:
-            st.queue.remove(p)
-        except ValueError:
-            pass  # already in a batch: _run_batch skips it, and aborts once all of its are gone
+    @staticmethod
+    def _expire(p: _Pending) -> None:
+        if not p.future.done():
+            p.future.set_exception(AssayDeadlineError("no answer from Assay within the deadline; pass a longer "
+                                                      "deadline= or timeout=, or lower the load"))
+
+    @staticmethod
+    def _forget(st: _LoopState, p: _Pending) -> None:
+        """An await that gave up (cancelled, or past its deadline): out of the queue if its batch
+        has not left yet; else, once no awaiter of its batch is waiting, the request is aborted."""
+        if p.task is None:
+            try:
+                st.queue.remove(p)
+            except ValueError:
+                pass
+        elif not p.task.done() and all(q.future.done() for q in p.batch or ()):
+            p.task.cancel()
 
     def _flush(self, st: _LoopState) -> None:
         if st.timer is not None:
@@ -277,12 +294,7 @@ class AsyncAssay:
             st.tasks.add(task)
             task.add_done_callback(st.tasks.discard)
             for p in batch:
-                p.future.add_done_callback(lambda _f, b=batch, t=task: self._abort_if_abandoned(b, t))
-
-    @staticmethod
-    def _abort_if_abandoned(batch: List[_Pending], task: "asyncio.Future[None]") -> None:
-        if not task.done() and all(p.future.cancelled() for p in batch):
-            task.cancel()
+                p.batch, p.task = batch, task
 
     async def _run_batch(self, batch: List[_Pending]) -> None:
         live = [p for p in batch if not p.future.done()]

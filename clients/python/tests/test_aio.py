@@ -259,9 +259,12 @@ def test_a_slow_server_fails_the_await_at_its_deadline(fake_assay):
             t0 = time.monotonic()
             with pytest.raises(AssayDeadlineError):
                 await a.reward({"verifier": "v", "response": "x"}, deadline=0.5)
-            return time.monotonic() - t0
+            waited = time.monotonic() - t0
+            await asyncio.sleep(0.05)
+            return waited, len(a._state().tasks)
 
-    assert asyncio.run(main()) < 2.0
+    waited, requests_left = asyncio.run(main())
+    assert waited < 2.0 and requests_left == 0  # the request whose only awaiter gave up is aborted
 
 
 def test_nulls_stay_none_and_a_refused_batch_fails_every_awaiter_with_the_servers_words(fake_assay):
