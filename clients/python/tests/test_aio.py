@@ -279,3 +279,29 @@ def test_nulls_stay_none_and_a_refused_batch_fails_every_awaiter_with_the_server
     refused, nulls = asyncio.run(main())
     assert all(isinstance(e, AssayError) and e.status == 401 and "Bearer" in str(e) for e in refused)
     assert nulls == [None, 2.0]
+
+
+def test_without_micro_batching_each_call_is_its_own_request(fake_assay):
+    fake = fake_assay()
+
+    async def main():
+        async with AsyncAssay(fake.url, micro_batch=False, retry=FAST) as a:
+            return await asyncio.gather(*(a.reward({"verifier": "v", "response": "r" * i}) for i in range(5)))
+
+    assert asyncio.run(main()) == [float(i) for i in range(5)]
+    assert sorted(r["path"] for r in fake.requests) == ["/reward"] * 5
+
+
+def test_closing_the_client_fails_the_awaits_still_waiting_instead_of_hanging(fake_assay):
+    fake = fake_assay()
+
+    async def main():
+        a = AsyncAssay(fake.url, batch_window_ms=10_000, retry=FAST)
+        waiting = asyncio.ensure_future(a.reward({"verifier": "v", "response": "x"}))
+        await asyncio.sleep(0.05)
+        await a.aclose()
+        with pytest.raises(AssayError, match="closed"):
+            await asyncio.wait_for(waiting, 5)
+
+    asyncio.run(main())
+    assert fake.requests == []
