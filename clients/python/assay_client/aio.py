@@ -88,6 +88,15 @@ class _LoopState:
     queue: List[_Pending] = field(default_factory=list)
     timer: Optional[asyncio.TimerHandle] = None
     tasks: set = field(default_factory=set)
+    keeper: Any = None
+
+
+async def _close_at_shutdown(session: Any) -> Any:
+    try:
+        yield
+    finally:
+        if not session.closed:
+            await session.close()
 
 
 class AsyncAssay:
@@ -154,6 +163,11 @@ class AsyncAssay:
             connector = aiohttp.TCPConnector(limit=self.concurrency, limit_per_host=self.concurrency)
             session = aiohttp.ClientSession(connector=connector, headers=self.headers)
             st = self._states[loop] = _LoopState(session, asyncio.Semaphore(self.concurrency))
+            # Closed with its loop: asyncio.run (and anything calling loop.shutdown_asyncgens())
+            # finalises live async generators while the loop still runs, so a client shared across
+            # several asyncio.run calls leaves no unclosed session behind.
+            st.keeper = _close_at_shutdown(session)
+            loop.create_task(st.keeper.__anext__())
         return st
 
     async def aclose(self) -> None:

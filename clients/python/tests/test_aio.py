@@ -305,3 +305,20 @@ def test_closing_the_client_fails_the_awaits_still_waiting_instead_of_hanging(fa
 
     asyncio.run(main())
     assert fake.requests == []
+
+
+def test_a_client_shared_across_asyncio_runs_leaves_no_unclosed_session(fake_assay):
+    """Adapters keep one client per process; each asyncio.run's session closes with its loop."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    fake = fake_assay()
+    code = ("import asyncio, gc\nfrom assay_client.aio import AsyncAssay\n"
+            f"c = AsyncAssay({fake.url!r})\n"
+            "for r in ('ab', 'abc'):\n    print(asyncio.run(c.reward({'verifier': 'v', 'response': r})))\n"
+            "gc.collect()\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.split() == ["2.0", "3.0"], out.stderr
+    assert "Unclosed" not in out.stderr, out.stderr
