@@ -93,6 +93,7 @@ export interface RunOptions {
 
 interface Job {
   id: number;
+  expect: number;
   task: WorkerTask;
   o: RunOptions;
   resolve(v: unknown): void;
@@ -179,8 +180,12 @@ export class SqlitePool {
 
   /** The tasks behind a stopped or dead process's head never started: back to the front of the queue. */
   private requeue(slot: Slot): void {
-    // their tickets never started either: the ledger still counts them as queued
-    this.queue.unshift(...slot.jobs.splice(0).filter((j) => !j.done));
+    const behind = slot.jobs.splice(0).filter((j) => !j.done);
+    for (const j of behind) {
+      j.ticket.end(false);
+      j.ticket = this.ledger.enter(j.expect);
+    }
+    this.queue.unshift(...behind);
   }
 
   /**
@@ -196,6 +201,7 @@ export class SqlitePool {
         if (!slot.ready || slot.jobs.length >= depth) continue;
         const job = this.queue.shift()!;
         clearTimeout(job.queueTimer);
+        job.ticket.start();
         job.id = ++seq;
         slot.jobs.push(job);
         if (slot.jobs.length === 1) this.watch(slot, job);
@@ -207,12 +213,8 @@ export class SqlitePool {
     for (const [slot, batch] of sends) slot.child.send({ batch });
   }
 
-  /**
-   * The task at the head of a process's line has started: the ledger counts it running from now,
-   * and it is stopped at its CPU limit, or at the wall-clock net less the time spent waiting for a CPU.
-   */
+  /** Stops the task at its CPU limit, or at the wall-clock net less the time spent waiting for a CPU. */
   private watch(slot: Slot, job: Job): void {
-    job.ticket.start();
     const limitMs = Math.max(1, value(job.o.limitMs));
     const netMs = job.o.netMs === undefined ? limitMs * 2 + 1_000 : Math.max(limitMs, value(job.o.netMs));
     const pid = slot.child.pid;
@@ -252,7 +254,7 @@ export class SqlitePool {
     if (this.closed) return Promise.reject(new Error("the SQLite pool is closed"));
     return new Promise<R>((resolve, reject) => {
       const expect = o.expectMs ?? (typeof o.limitMs === "number" ? o.limitMs : o.limitMs());
-      const job: Job = { id: 0, task, o, resolve: resolve as (v: unknown) => void, reject, ticket: this.ledger.enter(expect), done: false };
+      const job: Job = { id: 0, expect, task, o, resolve: resolve as (v: unknown) => void, reject, ticket: this.ledger.enter(expect), done: false };
       const t0 = Date.now();
       const refuse = () => {
         const i = this.queue.indexOf(job);
