@@ -12,14 +12,7 @@
  * (disk, page faults) without using CPU; it is not charged for the time the process waited for a
  * CPU (schedstat's run-queue wait). Where /proc cannot be read the limit is wall-clock time.
  *
- * Each process is sent up to DEPTH tasks at a time, many in one message (issue 35: one query a
- * round trip left the processes idle while the server's event loop got round to sending the
- * next one). It runs them one by one and answers each as it ends, so the task at the head of its
- * line is the one running, and the limits above are watched on it alone. When the head is
- * stopped (or its process dies), the tasks behind it never started: they go back to the front
- * of the queue, and nothing of theirs is charged.
- *
- * A task's clock starts when it reaches the head of a process's line (the service runs the whole query under the
+ * A task's clock starts when a process takes it (the service runs the whole query under the
  * scorer's `ctx.unclocked`, and fixes its limit from what is left of the item's deadline then).
  * The backlog is recorded in a ledger (sandbox/load.ts, the sandbox's own) so admission can refuse
  * work that would wait too long.
@@ -43,8 +36,6 @@ function workerFile(): string {
 
 /** How often a running task's CPU time is read, ms. */
 const POLL_MS = 20;
-/** Tasks a process holds at once: the one running and those sent to follow it. */
-const DEPTH = 4;
 
 /** CPU time and run-queue wait of a process's main thread, ms; null where /proc cannot say. */
 export function schedOf(pid: number | undefined): { cpuMs: number; waitMs: number } | null {
@@ -92,8 +83,6 @@ export interface RunOptions {
 }
 
 interface Job {
-  id: number;
-  expect: number;
   task: WorkerTask;
   o: RunOptions;
   resolve(v: unknown): void;
@@ -107,8 +96,8 @@ interface Job {
 interface Slot {
   child: ChildProcess;
   ready: boolean;
-  /** Sent to the process, in order: the head is running, the rest follow it. */
-  jobs: Job[];
+  job: Job | null;
+  id: number;
   watch?: NodeJS.Timeout;
   startedAt: number;
 }
@@ -139,17 +128,17 @@ export class SqlitePool {
   private spawn(): Slot {
     const child = fork(this.file, [], { execArgv: process.execArgv, serialization: "advanced", stdio: ["ignore", "ignore", "pipe", "ipc"] });
     child.stderr?.resume();
-    const slot: Slot = { child, ready: false, jobs: [], startedAt: 0 };
+    const slot: Slot = { child, ready: false, job: null, id: 0, startedAt: 0 };
     child.on("message", (m: { ready?: true; id?: number; ok?: boolean; value?: unknown; error?: string }) => {
       if (m.ready) {
         slot.ready = true;
         this.pump();
         return;
       }
-      const job = slot.jobs[0];
-      if (!job || m.id !== job.id) return;
+      const job = slot.job;
+      if (!job || m.id !== slot.id) return;
       clearInterval(slot.watch);
-      slot.jobs.shift();
+      slot.job = null;
       this.completed++;
       job.ticket.end();
       if (!job.done) {
@@ -157,13 +146,12 @@ export class SqlitePool {
         if (m.ok) job.resolve(m.value);
         else job.reject(new Error(m.error));
       }
-      if (slot.jobs.length) this.watch(slot, slot.jobs[0]);
       this.pump();
     });
     child.on("exit", () => {
       clearInterval(slot.watch);
-      const job = slot.jobs.shift();
-      this.requeue(slot);
+      const job = slot.job;
+      slot.job = null;
       if (job) job.ticket.end();
       if (job && !job.done) {
         job.done = true;
@@ -178,39 +166,18 @@ export class SqlitePool {
     return slot;
   }
 
-  /** The tasks behind a stopped or dead process's head never started: back to the front of the queue. */
-  private requeue(slot: Slot): void {
-    const behind = slot.jobs.splice(0).filter((j) => !j.done);
-    for (const j of behind) {
-      j.ticket.end(false);
-      j.ticket = this.ledger.enter(j.expect);
-    }
-    this.queue.unshift(...behind);
-  }
-
-  /**
-   * Hands queued tasks to ready processes: level by level, so a few tasks spread over the
-   * processes before any process gets a second; all a process gets now go in one message.
-   */
   private pump(): void {
-    if (!this.queue.length) return;
-    const sends = new Map<Slot, { id: number; task: WorkerTask }[]>();
-    for (let depth = 1; depth <= DEPTH && this.queue.length; depth++) {
-      for (const slot of this.slots) {
-        if (!this.queue.length) break;
-        if (!slot.ready || slot.jobs.length >= depth) continue;
-        const job = this.queue.shift()!;
-        clearTimeout(job.queueTimer);
-        job.ticket.start();
-        job.id = ++seq;
-        slot.jobs.push(job);
-        if (slot.jobs.length === 1) this.watch(slot, job);
-        let batch = sends.get(slot);
-        if (!batch) sends.set(slot, (batch = []));
-        batch.push({ id: job.id, task: job.task });
-      }
+    for (const slot of this.slots) {
+      if (!this.queue.length) return;
+      if (!slot.ready || slot.job) continue;
+      const job = this.queue.shift()!;
+      clearTimeout(job.queueTimer);
+      job.ticket.start();
+      slot.job = job;
+      slot.id = ++seq;
+      this.watch(slot, job);
+      slot.child.send({ id: slot.id, task: job.task });
     }
-    for (const [slot, batch] of sends) slot.child.send({ batch });
   }
 
   /** Stops the task at its CPU limit, or at the wall-clock net less the time spent waiting for a CPU. */
@@ -222,10 +189,9 @@ export class SqlitePool {
     const base = schedOf(pid);
     slot.startedAt = at;
     const stop = (ms: number, by: "cpu" | "wall") => {
-      if (slot.jobs[0] !== job) return;
+      if (slot.job !== job) return;
       clearInterval(slot.watch);
-      slot.jobs.shift();
-      this.requeue(slot);
+      slot.job = null;
       slot.ready = false; // no new task for it: it is about to die
       this.killed++;
       job.ticket.end();
@@ -254,7 +220,7 @@ export class SqlitePool {
     if (this.closed) return Promise.reject(new Error("the SQLite pool is closed"));
     return new Promise<R>((resolve, reject) => {
       const expect = o.expectMs ?? (typeof o.limitMs === "number" ? o.limitMs : o.limitMs());
-      const job: Job = { id: 0, expect, task, o, resolve: resolve as (v: unknown) => void, reject, ticket: this.ledger.enter(expect), done: false };
+      const job: Job = { task, o, resolve: resolve as (v: unknown) => void, reject, ticket: this.ledger.enter(expect), done: false };
       const t0 = Date.now();
       const refuse = () => {
         const i = this.queue.indexOf(job);
@@ -301,7 +267,7 @@ export class SqlitePool {
   }
 
   get stats() {
-    return { pids: this.slots.map((s) => s.child.pid ?? 0), busy: this.slots.filter((s) => s.jobs.length).length, queued: this.queue.length, completed: this.completed, killed: this.killed };
+    return { pids: this.slots.map((s) => s.child.pid ?? 0), busy: this.slots.filter((s) => s.job).length, queued: this.queue.length, completed: this.completed, killed: this.killed };
   }
 
   async close(): Promise<void> {

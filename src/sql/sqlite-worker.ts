@@ -196,16 +196,9 @@ export function run(task: WorkerTask): unknown {
   }
 }
 
-// As a child process: tasks arrive a batch to a message (the pool keeps a few in flight), and
-// each is answered as it ends, in order, one task an event-loop turn: the answer goes out before
-// the next task starts, so the pool knows which task is running (it watches that one's limit).
+// As a child process: one task per message, answered in order.
 if (process.send) {
-  const todo: { id: number; task: WorkerTask }[] = [];
-  let scheduled = false;
-  const next = () => {
-    scheduled = false;
-    const msg = todo.shift();
-    if (!msg) return;
+  process.on("message", (msg: { id: number; task: WorkerTask }) => {
     let reply: { id: number; ok: true; value: unknown } | { id: number; ok: false; error: string };
     try {
       reply = { id: msg.id, ok: true, value: run(msg.task) };
@@ -213,17 +206,6 @@ if (process.send) {
       reply = { id: msg.id, ok: false, error: (err as Error).message };
     }
     process.send!(reply);
-    if (todo.length && !scheduled) {
-      scheduled = true;
-      setImmediate(next);
-    }
-  };
-  process.on("message", (msg: { batch: { id: number; task: WorkerTask }[] }) => {
-    todo.push(...msg.batch);
-    if (!scheduled) {
-      scheduled = true;
-      setImmediate(next);
-    }
   });
   // the parent went away: nothing left to answer
   process.on("disconnect", () => process.exit(0));
