@@ -255,7 +255,9 @@ export const SETTINGS = {
     goldCacheEntries: int("ASSAY_SQL_GOLD_CACHE", 4_096, "gold query results kept (LRU, per database version and SQL)", 1, 10_000_000),
     goldCacheBytes: size("ASSAY_SQL_GOLD_CACHE_BYTES", 256 * 1024 ** 2, "total size of the kept gold results", "`256mb`"),
     threads: int("ASSAY_SQL_WORKERS", 0, "processes running SQLite queries; `0` = `ASSAY_WORKERS`", 0, 1024),
-    pgPoolSize: int("ASSAY_SQL_PG_POOL", 8, "connections per PostgreSQL database", 1, 1_000),
+    pgPoolSize: int("ASSAY_SQL_PG_POOL", 8, "most connections one PostgreSQL database holds (within `ASSAY_SQL_PG_CONNECTIONS`)", 1, 1_000),
+    pgConnections: int("ASSAY_SQL_PG_CONNECTIONS", 16, "most PostgreSQL connections open at once, all databases together (busy and idle): a database that needs one while they are all open takes another's idle one, or its query waits (the wait does not count against the item's deadline). Checked at start-up against each server's `max_connections`: it must be at most half of what is left after the reserved connections, or the server refuses to start", 1, 10_000),
+    pgIdleS: int("ASSAY_SQL_PG_IDLE_S", 10, "an idle PostgreSQL connection is closed after this many seconds", 1, 86_400),
     allowUrlUpload: bool("ASSAY_SQL_ALLOW_URL_UPLOAD", false, "let `POST /databases` register a PostgreSQL URL (the server then connects where a client says)"),
   },
   math: {

@@ -35,7 +35,7 @@ export interface RouteDeps {
 /** Each shared pool's admission bound, what a refusal calls it, and what to raise. */
 const BOUNDS: Record<SharedPool, (c: Runtime["config"]) => { bound: number; what: string; raise: string }> = {
   sandbox: (c) => ({ bound: c.sandbox.maxWaitMs, what: "sandbox", raise: "ASSAY_SANDBOX_POOL / ASSAY_SANDBOX_MAX_WAIT_MS" }),
-  sql: (c) => ({ bound: c.sql.maxWaitMs, what: "SQL engines", raise: "ASSAY_SQL_WORKERS / ASSAY_SQL_PG_POOL / ASSAY_SQL_MAX_WAIT_MS" }),
+  sql: (c) => ({ bound: c.sql.maxWaitMs, what: "SQL engines", raise: "ASSAY_SQL_WORKERS / ASSAY_SQL_PG_CONNECTIONS / ASSAY_SQL_PG_POOL / ASSAY_SQL_MAX_WAIT_MS" }),
 };
 const POOLS = Object.keys(BOUNDS) as SharedPool[];
 

@@ -26,6 +26,7 @@ import { connect as netConnect } from "node:net";
 import pg from "pg";
 import { intCell } from "./types.js";
 import { schedstat } from "../../sandbox/meter.js";
+import { ConnectionBudget, type BudgetClient } from "./pg-budget.js";
 import type { Cell, QueryOutcome, SchemaTable } from "./types.js";
 
 const NUMERIC_OIDS = new Set([20, 21, 23, 26, 700, 701, 1700]); // int8 int2 int4 oid float4 float8 numeric
@@ -101,6 +102,27 @@ export interface PgLimits {
   maxBytes: number;
 }
 
+/**
+ * ASSAY_SQL_PG_CONNECTIONS does not fit a server's `max_connections`: the server refuses to
+ * start, and the message says what to set.
+ */
+export class ConnectionBudgetError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConnectionBudgetError";
+  }
+}
+
+/** The server a URL names (host and port), to check each server's limit once. */
+export function serverOf(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.searchParams.get("host") ?? (u.hostname || "localhost")}:${u.searchParams.get("port") ?? (u.port || "5432")}`;
+  } catch {
+    return url;
+  }
+}
+
 /** Whether `url` names a server on this host, whose backends' /proc entries are theirs. */
 function isLocal(url: string): boolean {
   try {
@@ -113,7 +135,8 @@ function isLocal(url: string): boolean {
 }
 
 interface PoolState {
-  pool: pg.Pool;
+  /** This database's connections, out of the engine's one budget. */
+  pool: { connect(): Promise<pg.PoolClient> };
   /** Set once the role has passed the check; a failed check is retried on the next use. */
   role: Promise<void> | null;
   /** The settings fingerprint of the newest fresh connection (the gold cache's key part). */
@@ -131,14 +154,31 @@ export class PostgresEngine {
   /** Connections destroyed because their state was in doubt (tests, stats). */
   readonly counters = { destroyed: 0, tainted: 0 };
 
-  constructor(private readonly opts: { poolSize: number; connectTimeoutMs: number; /** Check the role's privileges before use (default true). */ checkRole?: boolean }) {}
+  /** Every connection of every database, under one cap (src/sql/pg-budget.ts). */
+  readonly connections: ConnectionBudget;
+
+  constructor(
+    private readonly opts: {
+      /** Most connections one database holds. */
+      poolSize: number;
+      /** Most connections open at once, all databases together (default poolSize). */
+      maxConnections?: number;
+      /** An idle connection is closed after this long, ms (default 10 s). */
+      idleMs?: number;
+      connectTimeoutMs: number;
+      /** Check the role's privileges before use (default true). */
+      checkRole?: boolean;
+    },
+  ) {
+    const max = Math.max(1, opts.maxConnections ?? opts.poolSize);
+    this.connections = new ConnectionBudget({ max, perDatabase: Math.max(1, Math.min(opts.poolSize, max)), idleMs: opts.idleMs ?? 10_000, connectTimeoutMs: opts.connectTimeoutMs, types });
+  }
 
   private state(url: string): PoolState {
     let s = this.pools.get(url);
     if (!s) {
-      const pool = new pg.Pool({ connectionString: url, max: this.opts.poolSize, connectionTimeoutMillis: this.opts.connectTimeoutMs, idleTimeoutMillis: 30_000, types });
-      pool.on("error", () => {}); // an idle client that dies is dropped by the pool
-      s = { pool, role: null, settings: "" };
+      const budget = this.connections;
+      s = { pool: { connect: () => budget.connect(url) as Promise<BudgetClient> as unknown as Promise<pg.PoolClient> }, role: null, settings: "" };
       this.pools.set(url, s);
     }
     return s;
@@ -174,7 +214,27 @@ export class PostgresEngine {
     return client;
   }
 
-  private async inspectRole(pool: pg.Pool): Promise<void> {
+  /**
+   * The server's connection limit: `max_connections` less the connections reserved for
+   * superusers (and, from PostgreSQL 16, for pg_use_reserved_connections).
+   */
+  async serverLimit(url: string): Promise<{ max: number; reserved: number; usable: number }> {
+    const client = this.listen(await this.state(url).pool.connect());
+    let keep = false;
+    try {
+      const r = await client.query<{ max: string; su: string; rc: string | null }>(
+        "SELECT current_setting('max_connections') AS max, current_setting('superuser_reserved_connections') AS su, current_setting('reserved_connections', true) AS rc",
+      );
+      keep = await reset(client, false);
+      const max = Number(r.rows[0].max);
+      const reserved = Number(r.rows[0].su) + Number(r.rows[0].rc ?? 0);
+      return { max, reserved, usable: max - reserved };
+    } finally {
+      this.release(client, keep);
+    }
+  }
+
+  private async inspectRole(pool: PoolState["pool"]): Promise<void> {
     const client = this.listen(await pool.connect());
     let keep = false;
     try {
@@ -421,7 +481,7 @@ export class PostgresEngine {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.pools.values()].map((p) => p.pool.end().catch(() => {})));
+    await this.connections.close();
     this.pools.clear();
   }
 }

@@ -16,7 +16,7 @@ import { MachineryError } from "../core/types.js";
 import { Ledger } from "../../sandbox/load.js";
 import type { SandboxLoad } from "../../sandbox/types.js";
 import { SqlitePool, TaskTimeout, ProcessExited } from "./sqlite-pool.js";
-import { PostgresEngine, UnsafeRoleError, type PgOutcome } from "./postgres.js";
+import { PostgresEngine, UnsafeRoleError, ConnectionBudgetError, serverOf, type PgOutcome } from "./postgres.js";
 import { tokenize } from "./lex.js";
 import { DB_ID, type DatabaseInfo, type QueryOutcome, type SchemaTable } from "./types.js";
 import type { Config } from "../core/config.js";
@@ -46,8 +46,12 @@ export interface SqlServiceOptions {
   goldCacheBytes: number;
   /** Child processes running SQLite queries. */
   threads: number;
-  /** Connections per PostgreSQL database. */
+  /** Most connections one PostgreSQL database holds. */
   pgPoolSize: number;
+  /** Most PostgreSQL connections open at once, all databases together (default pgPoolSize). */
+  pgConnections?: number;
+  /** An idle PostgreSQL connection is closed after this long, ms (default 10 s). */
+  pgIdleMs?: number;
   /** Whether POST /databases may register a PostgreSQL URL (the server would connect to it). */
   allowUrlUpload: boolean;
 }
@@ -121,8 +125,11 @@ export class SqlService {
   private readonly gold: LRUCache<string, Extract<QueryOutcome, { ok: true }>>;
   private readonly inflight = new Map<string, Promise<QueryOutcome>>();
   private readonly schemas = new Map<string, { version: string; tables: SchemaTable[] } | { version: string; error: string }>();
-  /** Per PostgreSQL database: its connections handed out one query each, and their backlog. */
-  private readonly pgGates = new Map<string, Gate>();
+  /**
+   * PostgreSQL's connections, handed out one query each: at most pgConnections in all and
+   * pgPoolSize per database, with the backlog in one ledger (made on the first query).
+   */
+  private pgGate: Gate | null = null;
   /** Gold queries actually executed, and served from the cache (tests, GET /databases). */
   readonly counters = { goldRuns: 0, goldHits: 0, queries: 0 };
 
@@ -138,7 +145,10 @@ export class SqlService {
     return (this.sqlite ??= new SqlitePool(this.opts.threads));
   }
   private enginePg(): PostgresEngine {
-    return (this.pg ??= new PostgresEngine({ poolSize: this.opts.pgPoolSize, connectTimeoutMs: 5_000 }));
+    return (this.pg ??= new PostgresEngine({ poolSize: this.opts.pgPoolSize, maxConnections: this.pgMax(), idleMs: this.opts.pgIdleMs, connectTimeoutMs: 5_000 }));
+  }
+  private pgMax(): number {
+    return Math.max(1, this.opts.pgConnections ?? this.opts.pgPoolSize);
   }
 
   /**
@@ -287,13 +297,13 @@ export class SqlService {
     }
     // PostgreSQL: the service hands out the pool's connections itself (one permit each), so a
     // query's wait for one is seen: counted in the ledger, and unclocked like SQLite's.
-    let gate = this.pgGates.get(e.location);
-    if (!gate) this.pgGates.set(e.location, (gate = new Gate(this.opts.pgPoolSize)));
-    const g = gate;
+    // One budget for all databases (issue 35): the wait for a connection is admission, never the
+    // item's deadline (with `queued` its clock is stopped, and the wait has no end of its own).
+    const g = (this.pgGate ??= new Gate(this.pgMax(), Math.min(this.opts.pgPoolSize, this.pgMax())));
     const ticket = g.ledger.enter(Math.min(this.opts.timeoutMs, left));
     const running = (async () => {
       try {
-        await g.acquire(o.queued ? undefined : o.deadline, o.signal);
+        await g.acquire(e.location, o.queued ? undefined : o.deadline, o.signal);
       } catch (err) {
         ticket.end(false);
         throw err;
@@ -324,22 +334,20 @@ export class SqlService {
         return r;
       } finally {
         ticket.end();
-        g.release();
+        g.release(e.location);
       }
     })();
     return o.queued ? o.queued(running) : running;
   }
 
   /**
-   * The SQL backlog for admission: the busier of the SQLite processes and each PostgreSQL
-   * database's connections (a new item's database is not looked at). Nothing before the first query.
+   * The SQL backlog for admission: the busier of the SQLite processes and the PostgreSQL
+   * connections (a new item's database is not looked at). Nothing before the first query.
    */
   load(): SandboxLoad | undefined {
     let worst = this.sqlite?.load();
-    for (const g of this.pgGates.values()) {
-      const x = g.ledger.load();
-      if (!worst || x.waitMs > worst.waitMs) worst = x;
-    }
+    const x = this.pgGate?.ledger.load();
+    if (x && (!worst || x.waitMs > worst.waitMs)) worst = x;
     return worst;
   }
 
@@ -360,7 +368,38 @@ export class SqlService {
       }
     }
     if (unsafe.length) throw new UnsafeRoleError(unsafe.join("\n"));
+    await this.checkConnectionBudget(unreachable.map((u) => u.id));
     return { unreachable };
+  }
+
+  /**
+   * Start-up check of the connection budget against each PostgreSQL server's `SHOW
+   * max_connections` (issue 35): ASSAY_SQL_PG_CONNECTIONS must be at most half of what is left
+   * after the reserved connections, so other clients (psql, a migration, a second Assay) still
+   * get in. Throws ConnectionBudgetError naming the setting and the most it may be.
+   */
+  async checkConnectionBudget(skip: string[] = []): Promise<{ server: string; max: number; reserved: number; fits: number }[]> {
+    const seen = new Map<string, { id: string; url: string }>();
+    for (const p of this.opts.postgres) if (!skip.includes(p.id) && !seen.has(serverOf(p.url))) seen.set(serverOf(p.url), p);
+    const out: { server: string; max: number; reserved: number; fits: number }[] = [];
+    const cap = this.pgMax();
+    for (const [server, p] of seen) {
+      let lim: { max: number; reserved: number; usable: number };
+      try {
+        lim = await this.enginePg().serverLimit(p.url);
+      } catch {
+        continue; // not answering now: its role is checked before its first query
+      }
+      const fits = Math.max(1, Math.floor(lim.usable / 2));
+      out.push({ server, max: lim.max, reserved: lim.reserved, fits });
+      if (cap > fits) {
+        throw new ConnectionBudgetError(
+          `ASSAY_SQL_PG_CONNECTIONS is ${cap}, but the PostgreSQL server at ${server} (database ${p.id}) has max_connections = ${lim.max}, ${lim.reserved} of them reserved; ` +
+            `Assay keeps to at most half of the rest so other clients still get in: set ASSAY_SQL_PG_CONNECTIONS to ${fits} or less, or raise max_connections in that server's postgresql.conf`,
+        );
+      }
+    }
+    return out;
   }
 
   /**
@@ -468,7 +507,7 @@ export class SqlService {
   }
 
   stats() {
-    return { ...this.counters, gold_cache_entries: this.gold.size, gold_cache_bytes: this.gold.calculatedSize, sqlite: this.sqlite?.stats ?? null };
+    return { ...this.counters, gold_cache_entries: this.gold.size, gold_cache_bytes: this.gold.calculatedSize, sqlite: this.sqlite?.stats ?? null, postgres: this.pg?.connections.stats ?? null };
   }
 
   async close(): Promise<void> {
@@ -482,32 +521,54 @@ export class SqlService {
 }
 
 /**
- * `n` permits (a PostgreSQL database's connections), first come first served, with the backlog
- * in a ledger (sandbox/load.ts). A waiter gives up at `startBy` or when its signal aborts
- * (MachineryError: it never started).
+ * `n` permits (PostgreSQL connections, all databases), at most `perKey` to one database, first
+ * come first served among those whose database has room, with the backlog in a ledger
+ * (sandbox/load.ts). A waiter gives up at `startBy` or when its signal aborts (MachineryError:
+ * it never started).
+ *
+ * A released permit goes first to a waiter for the same database among the next AFFINITY ones:
+ * its connection is idle and open, so the query needs no new one (with 20 databases over 16
+ * connections, strict order opened a new connection, and closed another database's idle one,
+ * for nearly every query). The oldest waiter is passed over so at most AFFINITY_SKIPS times:
+ * a database with no connection open still gets one after that many queries end.
  */
-class Gate {
+const AFFINITY = 64;
+const AFFINITY_SKIPS = 16;
+
+export class Gate {
   readonly ledger: Ledger;
   private free: number;
-  private readonly waiting: (() => void)[] = [];
-  constructor(n: number) {
+  private readonly held = new Map<string, number>();
+  private readonly waiting: { key: string; skipped: number; give: () => void }[] = [];
+  constructor(n: number, private readonly perKey = n) {
     this.free = n;
     this.ledger = new Ledger(n);
   }
-  acquire(startBy?: number, signal?: AbortSignal): Promise<void> {
-    if (this.free > 0 && !this.waiting.length) {
-      this.free--;
+  private room(key: string): boolean {
+    return this.free > 0 && (this.held.get(key) ?? 0) < this.perKey;
+  }
+  private take(key: string): void {
+    this.free--;
+    this.held.set(key, (this.held.get(key) ?? 0) + 1);
+  }
+  acquire(key: string, startBy?: number, signal?: AbortSignal): Promise<void> {
+    if (this.room(key) && !this.waiting.some((w) => w.key === key)) {
+      this.take(key);
       return Promise.resolve();
     }
     return new Promise<void>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
-      const give = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener("abort", refuse);
-        resolve();
+      const w = {
+        key,
+        skipped: 0,
+        give: () => {
+          clearTimeout(timer);
+          signal?.removeEventListener("abort", refuse);
+          resolve();
+        },
       };
       const refuse = () => {
-        const i = this.waiting.indexOf(give);
+        const i = this.waiting.indexOf(w);
         if (i < 0) return;
         this.waiting.splice(i, 1);
         clearTimeout(timer);
@@ -515,13 +576,38 @@ class Gate {
       };
       if (startBy !== undefined) timer = setTimeout(refuse, Math.max(0, startBy - Date.now()));
       signal?.addEventListener("abort", refuse, { once: true });
-      this.waiting.push(give);
+      this.waiting.push(w);
+      this.pump();
     });
   }
-  release(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.free++;
+  release(key: string): void {
+    const n = (this.held.get(key) ?? 1) - 1;
+    if (n > 0) this.held.set(key, n);
+    else this.held.delete(key);
+    this.free++;
+    const head = this.waiting[0];
+    if (head && head.skipped < AFFINITY_SKIPS) {
+      const i = this.waiting.slice(0, AFFINITY).findIndex((w) => w.key === key);
+      if (i >= 0 && this.room(key)) {
+        if (i > 0) head.skipped++;
+        const [w] = this.waiting.splice(i, 1);
+        this.take(key);
+        w.give();
+      }
+    }
+    this.pump();
+  }
+  private pump(): void {
+    for (let i = 0; i < this.waiting.length && this.free > 0; ) {
+      const w = this.waiting[i];
+      if (!this.room(w.key)) {
+        i++;
+        continue;
+      }
+      this.waiting.splice(i, 1);
+      this.take(w.key);
+      w.give();
+    }
   }
 }
 
@@ -544,6 +630,8 @@ export function createSqlService(config: Config): SqlService {
     goldCacheBytes: c.goldCacheBytes,
     threads: c.threads || config.workers,
     pgPoolSize: c.pgPoolSize,
+    pgConnections: c.pgConnections,
+    pgIdleMs: c.pgIdleS * 1000,
     allowUrlUpload: c.allowUrlUpload,
   });
 }
