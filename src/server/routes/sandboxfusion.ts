@@ -88,27 +88,17 @@ const arrivedAt = new WeakMap<object, number>();
  * `compile_timeout + run_timeout` plus the caller's slack (ASSAY_RUN_CODE_CALLER_SLACK_MS: verl's
  * API_TIMEOUT less the time for starting and answering), less what the run itself may take at
  * most (its run limit, and its compile limit where the language compiles). An interpreted program
- * never spends its compile_timeout, so it may wait that much longer. `stretch`: wall time per ms
- * of the program's own time on this host now (the sandbox times a program by its own work, so
- * on a host with more runnable programs than cores a 3 s limit takes longer than 3 s of the
- * caller's clock).
+ * never spends its compile_timeout, so it may wait that much longer. A run that started in time
+ * but is still going at the caller's deadline (the sandbox times a program by its own work, so on
+ * a loaded host its limits take longer than the caller's clock) is cut there and answered 504.
  */
-export function runCodeStartBy(arrivedMs: number, body: { language: string; compile_timeout: number; run_timeout: number }, slackMs: number, stretch = 1): number {
-  const compileMs = Math.round(body.compile_timeout * 1000);
-  const runMs = Math.round(body.run_timeout * 1000);
-  const ownMs = runMs + (isCompiled(body.language) ? compileMs : 0);
-  return arrivedMs + compileMs + runMs + slackMs - Math.round(ownMs * Math.max(1, stretch));
+export function runCodeStartBy(arrivedMs: number, body: { language: string; compile_timeout: number; run_timeout: number }, slackMs: number): number {
+  return runCodeAnswerBy(arrivedMs, body, slackMs) - Math.round(body.run_timeout * 1000) - (isCompiled(body.language) ? Math.round(body.compile_timeout * 1000) : 0);
 }
 
-/** Wall time per ms of own time of recent runs (an exponential moving average, within [1, 8]). */
-export class Stretch {
-  value = 1;
-  observe(o: Pick<RunOutcome, "wallMs" | "waitMs">): void {
-    if (o.waitMs === null || o.waitMs === undefined || !(o.wallMs > 0)) return;
-    const own = Math.max(1, o.wallMs - o.waitMs);
-    const s = Math.min(8, Math.max(1, o.wallMs / own));
-    this.value += 0.2 * (s - this.value);
-  }
+/** The caller's deadline less the time for answering (epoch ms): `compile_timeout + run_timeout` + the slack after arrival. */
+export function runCodeAnswerBy(arrivedMs: number, body: { compile_timeout: number; run_timeout: number }, slackMs: number): number {
+  return arrivedMs + Math.round(body.compile_timeout * 1000) + Math.round(body.run_timeout * 1000) + slackMs;
 }
 
 /**
@@ -129,7 +119,6 @@ export function sandboxFusionRoutes({ runtime, body: opening, admit }: RouteDeps
   const { runCodeSlackMs: slackMs, runCodePython } = runtime.config.sandbox;
   let warnedNoSci = false;
   const queue = new RunCodeQueue();
-  const stretch = new Stretch();
   r.post("/run_code", (req, _res, next) => {
     arrivedAt.set(req, Date.now());
     next();
@@ -138,7 +127,8 @@ export function sandboxFusionRoutes({ runtime, body: opening, admit }: RouteDeps
     const arrived = arrivedAt.get(req) ?? Date.now();
     let language = canonicalLanguage(body.language);
     if (!language) throw new HttpError(400, `language ${JSON.stringify(body.language)} is not supported; use one of ${languageNames().join(", ")}`, "language");
-    const startBy = runCodeStartBy(arrived, { ...body, language }, slackMs, stretch.value);
+    const startBy = runCodeStartBy(arrived, { ...body, language }, slackMs);
+    const answerBy = runCodeAnswerBy(arrived, body, slackMs);
     const files: Record<string, string> = {};
     for (const [name, b64] of Object.entries(body.files ?? {})) {
       if (b64 === null || b64 === undefined) continue;
@@ -170,12 +160,14 @@ export function sandboxFusionRoutes({ runtime, body: opening, admit }: RouteDeps
       // No refusal from the backlog's estimate (it counts loops' whole limits, and a refusal made
       // early spends verl's three tries in 3 s): the request waits for its turn until startBy,
       // in order of expected work (run-code-queue.ts), and only then is answered 504.
-      const signal = clientGone(req, res);
+      const gone = clientGone(req, res);
+      const late = AbortSignal.timeout(Math.max(1, answerBy - Date.now()));
+      const signal = AbortSignal.any([gone, late]);
       const slots = sandbox.load?.().slots || runtime.config.sandbox.poolSize || 4;
       const keys = RunCodeQueue.keys(language, body.code, JSON.stringify([body.stdin ?? "", body.files ?? {}, body.compile_timeout, body.run_timeout, body.memory_limit_MB]));
       const turn = await queue.take(language, slots, keys, startBy, signal);
       if (!turn) {
-        if (signal.aborted) return;
+        if (gone.aborted) return;
         throw busy(`every sandbox stayed busy for ${Math.round((Date.now() - arrived) / 1000)} s`, runtime.config.retryAfterS);
       }
       const runMs = Math.round(body.run_timeout * 1000);
@@ -192,11 +184,13 @@ export function sandboxFusionRoutes({ runtime, body: opening, admit }: RouteDeps
           signal,
           startBy,
         });
-        hitLimit = outcome.status === "time_limit";
-        stretch.observe(outcome);
+        // Cut at the caller's deadline: it ran long, so its other cases wait behind quick ones.
+        hitLimit = outcome.status === "time_limit" || late.aborted;
       } finally {
         turn.end(hitLimit);
       }
+      if (gone.aborted) return;
+      if (late.aborted) throw busy(`the program was still running ${Math.round((Date.now() - arrived) / 1000)} s after arrival (the sandbox counts its own time, and this host is loaded), so it was stopped before the caller's timeout`, runtime.config.retryAfterS);
       if (outcome.status === "not_started") throw busy(`every sandbox stayed busy for ${Math.round((Date.now() - arrived) / 1000)} s`, runtime.config.retryAfterS);
       const out = toSandboxFusion(outcome);
       if (body.fetch_files?.length) out.message = `${out.message ? out.message + "; " : ""}fetch_files is not supported: no files are returned`;
