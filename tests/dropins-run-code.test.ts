@@ -65,6 +65,25 @@ describe("queueing knows the caller's budget", () => {
     assert.ok(seen[0]!.startBy! >= t0 + 11_234 && seen[0]!.startBy! <= Date.now() + 11_234, "startBy is the arrival plus compile_timeout plus the slack");
   });
 
+  test("a run still going at the caller's deadline is answered 504 there (verl retries it), not when the sandbox lets go", async () => {
+    let ended = 0;
+    const fake: Sandbox = {
+      name: "fake", languages: ["python", "python-sci"],
+      // Own-time limits on a loaded host: the run outlasts the caller's clock, and its kill is slow.
+      run: (req) => new Promise((resolve) => {
+        req.signal?.addEventListener("abort", () => setTimeout(() => (ended = Date.now(), resolve({ ...base, status: "sandbox_error", message: "aborted" })), 1500), { once: true });
+      }),
+      close: async () => {},
+    };
+    const { app } = await testApp({ ASSAY_RUN_CODE_CALLER_SLACK_MS: "300" }, [], { sandbox: fakeSandbox(fake) });
+    const t0 = Date.now();
+    const res = await request(app).post("/run_code").send({ code: "print(1)", language: "python", compile_timeout: 0.2, run_timeout: 0.2 }).expect(504);
+    const ms = Date.now() - t0;
+    assert.match(res.body.error, /still running/);
+    assert.ok(ms >= 650 && ms < 1400, `answered after ${ms} ms: the caller's budget here is 0.2 + 0.2 s + 0.3 s`);
+    assert.equal(ended, 0, "answered before the run wound down");
+  });
+
   test("the backlog's estimate alone never turns a request away: it waits in the queue for its slot", async () => {
     // A ledger that says an hour of work is queued; today's main answered 504 at once.
     const seen: RunRequest[] = [];

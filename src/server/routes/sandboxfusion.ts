@@ -171,26 +171,28 @@ export function sandboxFusionRoutes({ runtime, body: opening, admit }: RouteDeps
         throw busy(`every sandbox stayed busy for ${Math.round((Date.now() - arrived) / 1000)} s`, runtime.config.retryAfterS);
       }
       const runMs = Math.round(body.run_timeout * 1000);
-      let outcome: RunOutcome;
-      let hitLimit = false;
-      try {
-        outcome = await sandbox.run({
-          language,
-          code: body.code,
-          stdin: body.stdin ?? "",
-          files,
-          compileWallMs: Math.round(body.compile_timeout * 1000),
-          limits: { wallMs: runMs, cpuMs: runMs, ...(body.memory_limit_MB > 0 ? { memoryMb: body.memory_limit_MB } : {}) },
-          signal,
-          startBy,
-        });
-        // Cut at the caller's deadline: it ran long, so its other cases wait behind quick ones.
-        hitLimit = outcome.status === "time_limit" || late.aborted;
-      } finally {
-        turn.end(hitLimit);
-      }
+      // The turn ends when the run does (its slot is busy until then), even where the answer,
+      // a 504 at the caller's deadline, has gone before: killing a container on a loaded host
+      // can take seconds, and the caller's clock does not wait for it.
+      const running = sandbox.run({
+        language,
+        code: body.code,
+        stdin: body.stdin ?? "",
+        files,
+        compileWallMs: Math.round(body.compile_timeout * 1000),
+        limits: { wallMs: runMs, cpuMs: runMs, ...(body.memory_limit_MB > 0 ? { memoryMb: body.memory_limit_MB } : {}) },
+        signal,
+        startBy,
+      });
+      // Cut at the caller's deadline: it ran long, so its other cases wait behind quick ones.
+      void running.then((o) => turn.end(o.status === "time_limit" || late.aborted), () => turn.end(late.aborted));
+      const cut = new Promise<null>((resolve) => {
+        if (late.aborted) resolve(null);
+        else late.addEventListener("abort", () => resolve(null), { once: true });
+      });
+      const outcome = await Promise.race([running, cut]);
       if (gone.aborted) return;
-      if (late.aborted) throw busy(`the program was still running ${Math.round((Date.now() - arrived) / 1000)} s after arrival (the sandbox counts its own time, and this host is loaded), so it was stopped before the caller's timeout`, runtime.config.retryAfterS);
+      if (outcome === null || (late.aborted && outcome.status === "sandbox_error")) throw busy(`the program was still running ${Math.round((Date.now() - arrived) / 1000)} s after arrival (the sandbox counts its own time, and this host is loaded), so it was stopped before the caller's timeout`, runtime.config.retryAfterS);
       if (outcome.status === "not_started") throw busy(`every sandbox stayed busy for ${Math.round((Date.now() - arrived) / 1000)} s`, runtime.config.retryAfterS);
       const out = toSandboxFusion(outcome);
       if (body.fetch_files?.length) out.message = `${out.message ? out.message + "; " : ""}fetch_files is not supported: no files are returned`;
