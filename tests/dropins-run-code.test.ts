@@ -12,7 +12,7 @@ import { test, describe, after } from "node:test";
 import assert from "node:assert/strict";
 import request from "supertest";
 import type { RunOutcome, RunRequest, Sandbox } from "../sandbox/types.js";
-import { toSandboxFusion } from "../src/server/routes/sandboxfusion.js";
+import { runCodeStartBy, toSandboxFusion } from "../src/server/routes/sandboxfusion.js";
 import { testApp, fakeSandbox } from "./helpers.js";
 import { openDockerForTests, openBwrapForTests } from "./sandboxes.js";
 import { verlVerdict } from "./verl.js";
@@ -41,22 +41,84 @@ describe("a killed program is Finished with a negative return code, as SandboxFu
   });
 });
 
-describe("admission knows the caller's budget", () => {
-  test("a run that cannot start in time is a 504 (verl retries it), with startBy = arrival + ASSAY_RUN_CODE_MAX_WAIT_MS", async () => {
+describe("queueing knows the caller's budget", () => {
+  test("startBy: arrival + compile_timeout + run_timeout + the caller's slack, less what the run may take (its compile limit only where it compiles)", () => {
+    assert.equal(runCodeStartBy(1_000, { language: "python", compile_timeout: 10, run_timeout: 10 }, 8_000), 1_000 + 18_000);
+    assert.equal(runCodeStartBy(1_000, { language: "cpp", compile_timeout: 10, run_timeout: 10 }, 8_000), 1_000 + 8_000);
+    assert.equal(runCodeStartBy(0, { language: "python", compile_timeout: 3, run_timeout: 3 }, 8_000), 11_000);
+  });
+
+  test("a run that cannot start in time is a 504 (verl retries it), after waiting as long as the caller's budget allows", async () => {
     const seen: RunRequest[] = [];
     const fake: Sandbox = {
-      name: "fake", languages: ["python"],
+      name: "fake", languages: ["python", "python-sci"],
       run: async (req) => {
         seen.push(req);
         return { ...base, status: "not_started", message: "no slot" };
       },
       close: async () => {},
     };
-    const { app } = await testApp({ ASSAY_RUN_CODE_MAX_WAIT_MS: "1234" }, [], { sandbox: fakeSandbox(fake) });
+    const { app } = await testApp({ ASSAY_RUN_CODE_CALLER_SLACK_MS: "1234" }, [], { sandbox: fakeSandbox(fake) });
     const t0 = Date.now();
     const res = await request(app).post("/run_code").send({ code: "print(1)", language: "python", compile_timeout: 10, run_timeout: 10 }).expect(504);
     assert.match(res.body.error, /retry/);
-    assert.ok(seen[0]!.startBy! >= t0 + 1234 && seen[0]!.startBy! <= Date.now() + 1234, "startBy is the arrival plus the configured wait");
+    assert.ok(seen[0]!.startBy! >= t0 + 11_234 && seen[0]!.startBy! <= Date.now() + 11_234, "startBy is the arrival plus compile_timeout plus the slack");
+  });
+
+  test("a run still going at the caller's deadline is answered 504 there (verl retries it), not when the sandbox lets go", async () => {
+    let ended = 0;
+    const fake: Sandbox = {
+      name: "fake", languages: ["python", "python-sci"],
+      // Own-time limits on a loaded host: the run outlasts the caller's clock, and its kill is slow.
+      run: (req) => new Promise((resolve) => {
+        req.signal?.addEventListener("abort", () => setTimeout(() => (ended = Date.now(), resolve({ ...base, status: "sandbox_error", message: "aborted" })), 1500), { once: true });
+      }),
+      close: async () => {},
+    };
+    const { app } = await testApp({ ASSAY_RUN_CODE_CALLER_SLACK_MS: "300" }, [], { sandbox: fakeSandbox(fake) });
+    const t0 = Date.now();
+    const res = await request(app).post("/run_code").send({ code: "print(1)", language: "python", compile_timeout: 0.2, run_timeout: 0.2 }).expect(504);
+    const ms = Date.now() - t0;
+    assert.match(res.body.error, /still running/);
+    assert.ok(ms >= 650 && ms < 1400, `answered after ${ms} ms: the caller's budget here is 0.2 + 0.2 s + 0.3 s`);
+    assert.equal(ended, 0, "answered before the run wound down");
+  });
+
+  test("the backlog's estimate alone never turns a request away: it waits in the queue for its slot", async () => {
+    // A ledger that says an hour of work is queued; today's main answered 504 at once.
+    const seen: RunRequest[] = [];
+    const fake: Sandbox = {
+      name: "fake", languages: ["python", "python-sci"],
+      load: () => ({ slots: 4, running: 4, queued: 400, waitMs: 3_600_000, typicalMs: 10_000 }),
+      run: async (req) => {
+        seen.push(req);
+        return { ...base, status: "finished", exitCode: 0, stdout: "2\n" };
+      },
+      close: async () => {},
+    };
+    const { app } = await testApp({}, [], { sandbox: fakeSandbox(fake) });
+    const res = await request(app).post("/run_code").send({ code: "print(1+1)", language: "python", compile_timeout: 10, run_timeout: 10 }).expect(200);
+    assert.equal(res.body.status, "Success");
+    assert.equal(seen.length, 1);
+  });
+
+  test("python runs in the scientific image by default (SandboxFusion's has NumPy); ASSAY_RUN_CODE_PYTHON=python keeps the lean one", async () => {
+    const langs: string[] = [];
+    const fake: Sandbox = {
+      name: "fake", languages: ["python", "python-sci", "cpp"],
+      run: async (req) => {
+        langs.push(req.language);
+        return { ...base, status: "finished", exitCode: 0 };
+      },
+      close: async () => {},
+    };
+    const dflt = await testApp({}, [], { sandbox: fakeSandbox(fake) });
+    await request(dflt.app).post("/run_code").send({ code: "import numpy", language: "python" }).expect(200);
+    await request(dflt.app).post("/run_code").send({ code: "int main(){}", language: "cpp" }).expect(200);
+    const lean = await testApp({ ASSAY_RUN_CODE_PYTHON: "python" }, [], { sandbox: fakeSandbox(fake) });
+    await request(lean.app).post("/run_code").send({ code: "print(1)", language: "python" }).expect(200);
+    await request(lean.app).post("/run_code").send({ code: "import numpy", language: "python-sci" }).expect(200);
+    assert.deepEqual(langs, ["python-sci", "cpp", "python", "python-sci"]);
   });
 });
 

@@ -11,7 +11,8 @@ test("defaults work with an empty environment", () => {
   assert.equal(c.sandbox.backend, "auto");
   assert.equal(c.sandbox.poolSize, Math.max(4, availableParallelism()), "the sandbox pool follows the machine");
   assert.equal(loadConfig({ ASSAY_SANDBOX_POOL: "3" }).sandbox.poolSize, 3);
-  assert.equal(c.sandbox.runCodeMaxWaitMs, 8000);
+  assert.equal(c.sandbox.runCodeSlackMs, 7000);
+  assert.equal(c.sandbox.runCodePython, "python-sci");
   assert.ok(c.workers >= 1, "0 workers resolves to the cores");
 });
 

@@ -232,7 +232,7 @@ def docker_assay_url():
         if os.environ.get("CI") == "true":
             pytest.fail("CI=true but no Docker engine answers")
         pytest.skip("no Docker engine here")
-    with serve_assay(ASSAY_SANDBOX="docker", ASSAY_SANDBOX_POOL="2", ASSAY_RUN_CODE_MAX_WAIT_MS="3000") as url:
+    with serve_assay(ASSAY_SANDBOX="docker", ASSAY_SANDBOX_POOL="2", ASSAY_RUN_CODE_CALLER_SLACK_MS="3000") as url:
         yield url
 
 

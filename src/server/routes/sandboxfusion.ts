@@ -8,18 +8,23 @@
  * SandboxFusion reports it; memory and output caps kill with SIGKILL) or "TimeLimitExceeded".
  * SandboxFusion keeps "Error" for its own failures, so it is never sent for what a program did.
  *
- * Admission knows the caller's budget: verl's client (verl/utils/reward_score/sandbox_fusion/
- * utils.py, call_sandbox_api) waits compile_timeout + run_timeout + 10 s for an answer and
- * retries only HTTP 504. A request that cannot start within ASSAY_RUN_CODE_MAX_WAIT_MS (that
- * 10 s margin less a safety margin) because every sandbox is busy is answered 504 at once, never
- * run late: a correct program answered after verl gave up would score 0.
+ * Queueing knows the caller's budget, from what the request carries: verl's client
+ * (verl/utils/reward_score/sandbox_fusion/utils.py, call_sandbox_api) waits
+ * `compile_timeout + run_timeout + API_TIMEOUT` (10 s) for an answer and retries only HTTP 504
+ * (three tries, 1 s then 2 s apart); any other status, and its own timeout, score the test -1.
+ * So a request waits for a free sandbox for as long as it could still finish inside that budget
+ * using its whole limits (`startBy`, below), and only then is answered 504, never run late: a
+ * correct program answered after verl gave up would score -1, and one refused early burns verl's
+ * three tries in 3 s. A python program runs in the scientific image by default, as
+ * SandboxFusion's does (ASSAY_RUN_CODE_PYTHON).
  */
 import { Router } from "express";
 import type { Wire } from "../../core/types.js";
 import { HttpError } from "../errors.js";
 import { clientGone, type RouteDeps } from "../http.js";
 import type { RunOutcome, Sandbox } from "../../../sandbox/types.js";
-import { canonicalLanguage, languageNames } from "../../../sandbox/languages.js";
+import { canonicalLanguage, isCompiled, languageNames } from "../../../sandbox/languages.js";
+import { RunCodeQueue } from "../run-code-queue.js";
 
 /** The request after validation: openapi.yaml's defaults (language, timeouts) are filled in. */
 type RunCodeBody = Wire["RunCodeRequest"] & Required<Pick<Wire["RunCodeRequest"], "language" | "compile_timeout" | "run_timeout" | "memory_limit_MB">>;
@@ -79,36 +84,64 @@ export function toSandboxFusion(o: RunOutcome): Wire["RunCodeResponse"] & { exec
 const arrivedAt = new WeakMap<object, number>();
 
 /**
+ * The latest a run may start (epoch ms) and still be answered inside its caller's timeout:
+ * `compile_timeout + run_timeout` plus the caller's slack (ASSAY_RUN_CODE_CALLER_SLACK_MS: verl's
+ * API_TIMEOUT less the time for starting and answering), less what the run itself may take at
+ * most (its run limit, and its compile limit where the language compiles). An interpreted program
+ * never spends its compile_timeout, so it may wait that much longer. A run that started in time
+ * but is still going at the caller's deadline (the sandbox times a program by its own work, so on
+ * a loaded host its limits take longer than the caller's clock) is cut there and answered 504.
+ */
+export function runCodeStartBy(arrivedMs: number, body: { language: string; compile_timeout: number; run_timeout: number }, slackMs: number): number {
+  return runCodeAnswerBy(arrivedMs, body, slackMs) - Math.round(body.run_timeout * 1000) - (isCompiled(body.language) ? Math.round(body.compile_timeout * 1000) : 0);
+}
+
+/** The caller's deadline less the time for answering (epoch ms): `compile_timeout + run_timeout` + the slack after arrival. */
+export function runCodeAnswerBy(arrivedMs: number, body: { compile_timeout: number; run_timeout: number }, slackMs: number): number {
+  return arrivedMs + Math.round(body.compile_timeout * 1000) + Math.round(body.run_timeout * 1000) + slackMs;
+}
+
+/**
  * Overload on /run_code: 504 (verl's client retries a 504 and nothing else; a 429 would score
  * the test -1 at once), with Retry-After for clients that read it.
  */
-function busy(why: string, overMs: number, retryAfterS: number): HttpError {
-  const retry = Math.max(retryAfterS, Math.ceil(overMs / 1000));
+function busy(why: string, retryAfterS: number): HttpError {
   return new HttpError(
     504,
-    `${why}, so this program could not finish within the caller's timeout; retry it (verl retries a 504). Raise ASSAY_SANDBOX_POOL or lower sandbox_fusion.max_concurrent if this is frequent`,
+    `${why}, so this program could not finish within the caller's timeout; retry it (verl retries a 504). Raise ASSAY_SANDBOX_POOL, or lower sandbox_fusion.max_concurrent (see the README's verl section) if this is frequent`,
     undefined,
-    { "Retry-After": String(retry) },
+    { "Retry-After": String(Math.max(1, retryAfterS)) },
   );
 }
 
 export function sandboxFusionRoutes({ runtime, body: opening, admit }: RouteDeps): Router {
   const r = Router();
-  const maxWaitMs = runtime.config.sandbox.runCodeMaxWaitMs;
+  const { runCodeSlackMs: slackMs, runCodePython } = runtime.config.sandbox;
+  let warnedNoSci = false;
+  const queue = new RunCodeQueue();
   r.post("/run_code", (req, _res, next) => {
     arrivedAt.set(req, Date.now());
     next();
   }, opening("RunCodeRequest"), async (req, res) => {
     const body = req.body as RunCodeBody;
-    const startBy = (arrivedAt.get(req) ?? Date.now()) + maxWaitMs;
-    const language = canonicalLanguage(body.language);
+    const arrived = arrivedAt.get(req) ?? Date.now();
+    let language = canonicalLanguage(body.language);
     if (!language) throw new HttpError(400, `language ${JSON.stringify(body.language)} is not supported; use one of ${languageNames().join(", ")}`, "language");
+    const startBy = runCodeStartBy(arrived, { ...body, language }, slackMs);
+    const answerBy = runCodeAnswerBy(arrived, body, slackMs);
     const files: Record<string, string> = {};
     for (const [name, b64] of Object.entries(body.files ?? {})) {
       if (b64 === null || b64 === undefined) continue;
       files[name] = Buffer.from(b64, "base64").toString("utf8");
     }
-    const release = admit(1);
+    let release: () => void;
+    try {
+      release = admit(1);
+    } catch (e) {
+      // The in-flight cap's 429 would be final for verl (-1); a 504 is retried.
+      if (e instanceof HttpError && e.status === 429) throw busy(`the server is busy (${e.message})`, runtime.config.retryAfterS);
+      throw e;
+    }
     try {
       let sandbox: Sandbox;
       try {
@@ -117,21 +150,50 @@ export function sandboxFusionRoutes({ runtime, body: opening, admit }: RouteDeps
         res.json({ status: "SandboxError", message: (e as Error).message, compile_result: null, run_result: null, executor_pod_name: null, files: {} });
         return;
       }
-      // Refused at once (504, what verl retries) when the backlog says it would not start in time.
-      const waitMs = sandbox.load?.().waitMs ?? 0;
-      if (waitMs > maxWaitMs) throw busy(`the sandbox's backlog would keep this program waiting about ${Math.round(waitMs / 1000)} s`, waitMs - maxWaitMs, runtime.config.retryAfterS);
+      if (language === "python" && runCodePython === "python-sci") {
+        if (sandbox.languages.includes("python-sci")) language = "python-sci";
+        else if (!warnedNoSci) {
+          warnedNoSci = true;
+          req.log?.warn("/run_code: the python-sci image is not built, so python programs run in the lean image without NumPy; build it with `npx assay sandbox build --lang python-sci` (or set ASSAY_RUN_CODE_PYTHON=python to silence this)");
+        }
+      }
+      // No refusal from the backlog's estimate (it counts loops' whole limits, and a refusal made
+      // early spends verl's three tries in 3 s): the request waits for its turn until startBy,
+      // in order of expected work (run-code-queue.ts), and only then is answered 504.
+      const gone = clientGone(req, res);
+      const late = AbortSignal.timeout(Math.max(1, answerBy - Date.now()));
+      const signal = AbortSignal.any([gone, late]);
+      const slots = sandbox.load?.().slots || runtime.config.sandbox.poolSize || 4;
+      const keys = RunCodeQueue.keys(language, body.code, JSON.stringify([body.stdin ?? "", body.files ?? {}, body.compile_timeout, body.run_timeout, body.memory_limit_MB]));
+      const turn = await queue.take(language, slots, keys, startBy, signal);
+      if (!turn) {
+        if (gone.aborted) return;
+        throw busy(`every sandbox stayed busy for ${Math.round((Date.now() - arrived) / 1000)} s`, runtime.config.retryAfterS);
+      }
       const runMs = Math.round(body.run_timeout * 1000);
-      const outcome = await sandbox.run({
+      // The turn ends when the run does (its slot is busy until then), even where the answer,
+      // a 504 at the caller's deadline, has gone before: killing a container on a loaded host
+      // can take seconds, and the caller's clock does not wait for it.
+      const running = sandbox.run({
         language,
         code: body.code,
         stdin: body.stdin ?? "",
         files,
         compileWallMs: Math.round(body.compile_timeout * 1000),
         limits: { wallMs: runMs, cpuMs: runMs, ...(body.memory_limit_MB > 0 ? { memoryMb: body.memory_limit_MB } : {}) },
-        signal: clientGone(req, res),
+        signal,
         startBy,
       });
-      if (outcome.status === "not_started") throw busy(`every sandbox stayed busy for ${maxWaitMs} ms`, 0, runtime.config.retryAfterS);
+      // Cut at the caller's deadline: it ran long, so its other cases wait behind quick ones.
+      void running.then((o) => turn.end(o.status === "time_limit" || late.aborted), () => turn.end(late.aborted));
+      const cut = new Promise<null>((resolve) => {
+        if (late.aborted) resolve(null);
+        else late.addEventListener("abort", () => resolve(null), { once: true });
+      });
+      const outcome = await Promise.race([running, cut]);
+      if (gone.aborted) return;
+      if (outcome === null || (late.aborted && outcome.status === "sandbox_error")) throw busy(`the program was still running ${Math.round((Date.now() - arrived) / 1000)} s after arrival (the sandbox counts its own time, and this host is loaded), so it was stopped before the caller's timeout`, runtime.config.retryAfterS);
+      if (outcome.status === "not_started") throw busy(`every sandbox stayed busy for ${Math.round((Date.now() - arrived) / 1000)} s`, runtime.config.retryAfterS);
       const out = toSandboxFusion(outcome);
       if (body.fetch_files?.length) out.message = `${out.message ? out.message + "; " : ""}fetch_files is not supported: no files are returned`;
       res.json(out);
