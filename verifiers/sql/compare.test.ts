@@ -379,10 +379,12 @@ describe("extractSql", () => {
   test("1 MB of hostile fences and text: linear, well under 50 ms, and the SQL it yields is capped", () => {
     const hostile = "```sql\n" + "```".repeat(100_000) + "x".repeat(700_000) + "</think>".repeat(1000);
     extractSql(hostile.slice(-100_000)); // warm-up
-    const ex = cpuMs(() => {
+    // the least of three runs, as for the lexer below: a GC pause on a loaded machine is not
+    // the extractor's cost (once 64 ms against 9 ms alone); a quadratic scan takes seconds every time
+    const ex = Math.min(...[0, 1, 2].map(() => cpuMs(() => {
       extractSql(hostile);
       extractSql("<think>" + "```sql\n(".repeat(100_000));
-    });
+    })));
     assert.ok(ex < 50, `extraction took ${ex} ms of CPU`);
     // what reaches the lexer is at most MAX_SQL_CHARS (first a warm-up: a cold JIT is 10x slower)
     // each engine's dialect on its own, as the verifier calls it
