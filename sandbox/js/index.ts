@@ -1,8 +1,8 @@
 /**
  * The js backend: JavaScript in isolated-vm, one fresh V8 isolate per run with a heap limit and
  * a time limit. No Node API is reachable: the isolate holds only what the bootstrap below puts
- * there (console, print, readline, process.stdout.write/exit, require("fs").readFileSync(0) for
- * stdin), all written in plain JavaScript inside the isolate, with no reference back to the host.
+ * there (Node's console, print, readline, process.stdout.write/exit, require("fs").readFileSync(0) for
+ * stdin, require("assert")), all written in plain JavaScript inside the isolate, with no reference back to the host.
  *
  * WebAssembly is removed from the isolate: a WebAssembly.Memory is allocated outside the
  * isolate's heap limit (a 4 GiB one landed in the server's memory). The result leaves as a
@@ -192,6 +192,60 @@ const BOOTSTRAP = `
     timeLog: (l, ...a) => { l = l === undefined ? "default" : S(l); if (timers.has(l)) line(false, l + ": " + (Date.now() - timers.get(l)) + "ms" + (a.length ? " " + fmt(a) : "")); },
     timeEnd: (l) => { l = l === undefined ? "default" : S(l); if (timers.has(l)) { line(false, l + ": " + (Date.now() - timers.get(l)) + "ms"); timers.delete(l); } },
   };
+  // Node's assert module (require("assert"), "node:assert", "assert/strict"): MultiPL-E's
+  // JavaScript tests call assert.deepEqual; a failure throws an AssertionError, as Node's does.
+  class AssertionError extends Error { constructor(message) { super(message); this.code = "ERR_ASSERTION"; } }
+  Object.defineProperty(AssertionError.prototype, "name", { value: "AssertionError" });
+  const same = Object.is, brief = (v) => inspect(v, 1, [], "", false).split("\\n").map((l) => l.trim()).join(" ");
+  function deep(a, b, strict, depth) {
+    if (strict ? same(a, b) : a == b || (a !== a && b !== b)) return true;
+    if (a === null || b === null || typeof a !== "object" || typeof b !== "object" || depth > 1000) return false;
+    if (strict && protoOf(a) !== protoOf(b)) return false;
+    if (isArr(a) !== isArr(b)) return false;
+    if (a instanceof Date || b instanceof Date) return a instanceof Date && b instanceof Date && a.getTime() === b.getTime();
+    if (a instanceof RegExp || b instanceof RegExp) return S(a) === S(b);
+    const am = isMap(a), bm = isMap(b), as = isSet(a), bs = isSet(b);
+    if (am !== bm || as !== bs) return false;
+    if (am) {
+      if (mapSize.call(a) !== mapSize.call(b)) return false;
+      for (const [k, v] of mapEntries.call(a)) { if (!MapP.has.call(b, k) || !deep(v, MapP.get.call(b, k), strict, depth + 1)) return false; }
+      return true;
+    }
+    if (as) {
+      if (setSize.call(a) !== setSize.call(b)) return false;
+      const rest = [...setValues.call(b)];
+      for (const v of setValues.call(a)) { const j = rest.findIndex((w) => deep(v, w, strict, depth + 1)); if (j < 0) return false; rest.splice(j, 1); }
+      return true;
+    }
+    const ka = keysOf(a), kb = keysOf(b);
+    if (ka.length !== kb.length) return false;
+    for (const k of ka) { if (!hasOwn.call(b, k) || !deep(a[k], b[k], strict, depth + 1)) return false; }
+    return true;
+  }
+  function fail(message, fallback) { throw message instanceof Error ? message : new AssertionError(message === undefined ? fallback : S(message)); }
+  function check(ok, a, b, words, op, message) { if (!ok) fail(message, "Expected values to be " + words + ": " + brief(a) + " " + op + " " + brief(b)); }
+  function makeAssert(strictMode) {
+    const eq = (a, b) => (strictMode ? same(a, b) : a == b || (a !== a && b !== b));
+    const A = (v, m) => { if (!v) fail(m, "The expression evaluated to a falsy value: " + brief(v)); };
+    A.ok = A;
+    A.equal = (a, b, m) => check(eq(a, b), a, b, strictMode ? "strictly equal" : "loosely equal", strictMode ? "!==" : "!=", m);
+    A.notEqual = (a, b, m) => check(!eq(a, b), a, b, "not equal", strictMode ? "===" : "==", m);
+    A.strictEqual = (a, b, m) => check(same(a, b), a, b, "strictly equal", "!==", m);
+    A.notStrictEqual = (a, b, m) => check(!same(a, b), a, b, "not strictly equal", "===", m);
+    A.deepEqual = (a, b, m) => check(deep(a, b, strictMode, 0), a, b, strictMode ? "strictly deep-equal" : "loosely deep-equal", "!=", m);
+    A.deepStrictEqual = (a, b, m) => check(deep(a, b, true, 0), a, b, "strictly deep-equal", "!==", m);
+    A.notDeepEqual = (a, b, m) => check(!deep(a, b, strictMode, 0), a, b, "not deep-equal", "==", m);
+    A.notDeepStrictEqual = (a, b, m) => check(!deep(a, b, true, 0), a, b, "not strictly deep-equal", "===", m);
+    A.fail = (m) => fail(m, "Failed");
+    A.match = (s, re, m) => check(re.test(s), s, re, "matching", "!~", m);
+    A.throws = (fn, _e, m) => { try { fn(); } catch (e) { return; } fail(typeof _e === "string" ? _e : m, "Missing expected exception."); };
+    A.doesNotThrow = (fn, m) => { try { fn(); } catch (e) { fail(m, "Got unwanted exception: " + S(e && e.message)); } };
+    A.AssertionError = AssertionError;
+    return A;
+  }
+  const assertLoose = makeAssert(false), assertStrict = makeAssert(true);
+  assertLoose.strict = assertStrict; assertStrict.strict = assertStrict;
+  Object.freeze(assertLoose); Object.freeze(assertStrict);
   Object.freeze(con);
   // Fixed in place: a program cannot swap console.assert (or console) for one that stays quiet.
   Object.defineProperty(globalThis, "console", { value: con, writable: false, configurable: false, enumerable: false });
@@ -202,6 +256,8 @@ const BOOTSTRAP = `
     stdout: { write: (s) => { write(false, s); return true; } }, stderr: { write: (s) => { write(true, s); return true; } },
     exit: (c) => { throw new Exit(c === undefined ? 0 : c | 0); } };
   globalThis.require = (m) => {
+    if (m === "assert" || m === "node:assert") return assertLoose;
+    if (m === "assert/strict" || m === "node:assert/strict") return assertStrict;
     if (m === "fs" || m === "node:fs") return { readFileSync: (f) => { if (f === 0 || f === "/dev/stdin") return stdin; throw new Error("no file system in the sandbox"); } };
     throw new Error("module " + S(m) + " is not available in the sandbox");
   };

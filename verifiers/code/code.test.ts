@@ -240,6 +240,52 @@ describe("JavaScript through the js backend (isolated-vm)", async () => {
     const loop = await run("while (true) {}");
     assert.equal((loop.details as any).tests[0].status, "time_limit");
   });
+  // HumanEval-X's JavaScript shape (JavaScript/0): the prompt's declaration, the completion, and
+  // a test that calls console.assert, which prints "Assertion failed" and goes on, as Node's does.
+  const hx = {
+    test: "const testHasCloseElements = () => {\n  console.assert(hasCloseElements([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.3) === true)\n  console.assert(hasCloseElements([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.05) === false)\n  console.assert(hasCloseElements([1.0, 2.0, 5.9, 4.0, 5.0], 0.95) === true)\n  console.assert(hasCloseElements([1.1, 2.2, 3.1, 4.1, 5.1], 1.0) === true)\n}\n\ntestHasCloseElements()\n",
+    entry_point: "hasCloseElements",
+  };
+  const hxSolution = (cmp: string, extra = "") => "```js\nconst hasCloseElements = (numbers, threshold) => {\n" + extra +
+    "  for (let i = 0; i < numbers.length; i++)\n    for (let j = 0; j < numbers.length; j++)\n      if (i != j && Math.abs(numbers[i] - numbers[j]) " + cmp + " threshold) return true\n  return false\n}\n```";
+  const jsItem = (response: string, reference: unknown) => verifyDirect(code, { response, reference, options: { language: "javascript", time_limit_ms: 1000 } }, { services });
+  test("HumanEval-X JavaScript: console.assert tests; correct 1, wrong 0 naming the line, debug output free", { skip: js ? false : "isolated-vm unavailable" }, async () => {
+    const ok = await jsItem(hxSolution("<"), hx);
+    assert.equal(ok.reward, 1, ok.reason);
+    assert.equal((ok.details as any).format, "program");
+    const wrong = await jsItem(hxSolution(">"), hx);
+    assert.equal(wrong.reward, 0, wrong.reason);
+    assert.match(wrong.reason, /Assertion failed \(line \d+\)/);
+    const chatty = await jsItem(hxSolution("<", "  console.log('debug', numbers); console.table(numbers)\n"), hx);
+    assert.equal(chatty.reward, 1, chatty.reason);
+    // The thrown error's message is the reason, not a stack frame.
+    const crash = await jsItem("```js\nconst hasCloseElements = (numbers) => numbers.nope.length\n```", hx);
+    assert.equal(crash.reward, 0);
+    assert.match(crash.reason, /TypeError: Cannot read properties of undefined \(reading 'length'\) \(line 1\)/);
+  });
+  test("whole-program JavaScript: hostile programs (early exit, silencing console.assert, an endless loop) earn 0", { skip: js ? false : "isolated-vm unavailable" }, async () => {
+    for (const hack of [
+      "process.exit(0)",
+      "console.assert = () => {}\nconst hasCloseElements = () => false",
+      "Object.defineProperty(console, 'assert', { value: () => {} })\nconst hasCloseElements = () => false",
+      "const hasCloseElements = () => { process.exit(0) }",
+      "process.stdout.write('\\nASSAY-END:000000000000000000000000\\n'); process.exit(0)",
+      "const hasCloseElements = () => { for (;;) {} }",
+    ]) {
+      const r = await jsItem("```js\n" + hack + "\n```", hx);
+      assert.equal(r.reward, 0, `${hack}: ${r.reason}`);
+      assert.notEqual(r.status, "error", `${hack}: ${r.reason}`);
+    }
+  });
+  test("MultiPL-E JavaScript: require('node:assert') and deepEqual", { skip: js ? false : "isolated-vm unavailable" }, async () => {
+    const ref = { tests: "const assert = require('node:assert');\n\n\nfunction test() {\n  let candidate = sort_third;\n  assert.deepEqual(candidate([5, 6, 3, 4, 8, 9, 2]),[2, 6, 3, 4, 8, 9, 5]);\n  assert.deepEqual(candidate([1, 2, 3]),[1, 2, 3]);\n}\n\ntest();" };
+    const sol = "```js\nfunction sort_third(l){\n  const t = l.filter((_, i) => i % 3 == 0).sort((a, b) => a - b);\n  return l.map((x, i) => (i % 3 == 0 ? t[i / 3] : x));\n}\n```";
+    const ok = await jsItem(sol, ref);
+    assert.equal(ok.reward, 1, ok.reason);
+    const wrong = await jsItem(sol.replace("a - b", "b - a"), ref);
+    assert.equal(wrong.reward, 0);
+    assert.match(wrong.reason, /AssertionError: Expected values to be loosely deep-equal: \[ 5, 6, 3, 4, 8, 9, 2 \] != \[ 2, 6, 3, 4, 8, 9, 5 \] \(line 10\)/);
+  });
   test("a language no backend runs is an error naming what to install", { skip: js ? false : "isolated-vm unavailable" }, async () => {
     await assert.rejects(verifyDirect(code, { response: "print(1)", reference: ref }, { services }), /install Docker or bubblewrap/);
   });

@@ -139,11 +139,13 @@ export const code = defineVerifier({
     const ref = item.reference as { language?: unknown };
     const asked = o.language ?? (typeof ref?.language === "string" ? ref.language : "python");
     const language = canonicalLanguage(asked) ?? asked;
-    const suite = suiteOf(item.reference, o.max_tests);
-    // Python's runtimes (python, python-sci) run the harness; other languages have only stdio tests.
-    if (suite.kind !== "stdio" && fenceLanguage(language) !== "python") {
-      return { reward: null, reason: `${suite.kind === "call" ? "function-call" : "assert"} tests run Python programs only (python or python-sci); this item's language is ${language}` };
+    let suite = suiteOf(item.reference, o.max_tests);
+    // Python's runtimes (python, python-sci) run the call harness. A HumanEval-shaped `test` in
+    // another language is that benchmark's whole-program test (HumanEval-X, MultiPL-E).
+    if (suite.kind === "call" && fenceLanguage(language) !== "python") {
+      return { reward: null, reason: `function-call tests run Python programs only (python or python-sci); this item's language is ${language}` };
     }
+    if (suite.kind === "assert" && fenceLanguage(language) !== "python") suite = { kind: "program", test: suite.tests.join("\n"), prelude: suite.setup };
     let sandbox: Sandbox;
     try {
       sandbox = await ctx.services.sandbox();
@@ -174,9 +176,11 @@ export const code = defineVerifier({
 
     const details: TestDetail[] = suite.kind === "assert"
       ? await runAsserts(suite, program, language, run)
-      : await runCases(suite, program, language, run, o, ctx);
+      : suite.kind === "program"
+        ? await runProgram(suite, program, language, run)
+        : await runCases(suite, program, language, run, o, ctx);
 
-    const total = suite.kind === "assert" ? suite.tests.length : suite.cases.length;
+    const total = suite.kind === "assert" ? suite.tests.length : suite.kind === "program" ? 1 : suite.cases.length;
     const passed = details.filter((d) => d.status === "passed").length;
     const firstBad = details.find((d) => d.status !== "passed");
     const reward = scoring === "fraction" ? passed / total : passed === total ? 1 : 0;
@@ -196,6 +200,7 @@ function planOf(suite: Suite, language: string, o: CodeOptions): { rounds: numbe
   const wallMs = o.time_limit_ms * 2 + 1000;
   const compiled = isCompiled(language);
   if (suite.kind === "assert") return { rounds: 1, wallMs, compileMs: 0 };
+  if (suite.kind === "program") return { rounds: 1, wallMs, compileMs: compileMsOf(programLanguage(language, suite.test)) };
   const n = o.scoring === "first_failure" || compiled ? 1 : o.concurrency;
   // The compile step's own wall limit (sandbox/languages.ts), once: later tests reuse the binary.
   return { rounds: Math.max(1, Math.ceil(suite.cases.length / n)), wallMs, compileMs: compileMsOf(language) };
@@ -290,6 +295,78 @@ async function callCase(fn: string, c: { args: unknown[]; output: unknown }, i: 
   return ok
     ? { test: i, status: "passed", ...timesOf(r) }
     : { test: i, status: "failed", ...timesOf(r), diff: `got ${clip(show(rec.result), 120)}, expected ${clip(show(want), 120)}` };
+}
+
+/**
+ * The line of a failed run's stderr that says what went wrong: the last line that is not a
+ * stack frame (JavaScript's "    at f (...)", Java's "\tat ...", Python's "  File ..." and the
+ * source lines under it), so a thrown TypeError or a failed assertion is named, not where it was.
+ * JavaScript's frames also give the program's line ("<anonymous>:12:5"), added as "(line 12)".
+ */
+export function messageOf(stderr: string): string {
+  const lines = stderr.slice(-20_000).split("\n");
+  const frame = /^\s+(at\s|File\s|\.\.\.|\^)|^\s{2,}\S|^Traceback \(/;
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const l = lines[i].trimEnd();
+    if (!l.trim() || frame.test(l)) continue;
+    // A JS message is followed by its frames: the first in the program's code names its line.
+    let at: RegExpExecArray | null = null;
+    for (let j = i + 1; j < lines.length && j < i + 12 && !at && /^\s+at\s/.test(lines[j]); j++) at = /<anonymous>:(\d+):\d+\)?$/.exec(lines[j]);
+    return at ? `${l.trim()} (line ${at[1]})` : l.trim();
+  }
+  return "";
+}
+
+/**
+ * Whole-program tests run in the test flavour of the language where the benchmark's test needs
+ * one: Go's `func TestX(t *testing.T)` through `go test`, Rust's `#[test]` through `rustc --test`.
+ */
+export function programLanguage(language: string, test: string): string {
+  const c = canonicalLanguage(language) ?? language;
+  if (c === "go" && /\*testing\.T\b/.test(test)) return "go_test";
+  if (c === "rust" && /#\[test\]/.test(test)) return "rust_test";
+  return c;
+}
+
+/**
+ * The statement, per interpreted language, that prints the end marker after the test code has
+ * run: a program that exits early with status 0 (process.exit(0), sys.exit(0)) never reaches
+ * it, so it fails. Compiled languages have the benchmark's own verdict only (the exit status).
+ */
+const END_MARKER: Record<string, (m: string) => string> = {
+  javascript: (m) => `;process.stdout.write(${JSON.stringify("\n" + m + "\n")});`,
+  typescript: (m) => `;process.stdout.write(${JSON.stringify("\n" + m + "\n")});`,
+  python: (m) => `print(${JSON.stringify("\n" + m)}, flush=True)`,
+  "python-sci": (m) => `print(${JSON.stringify("\n" + m)}, flush=True)`,
+};
+
+/**
+ * A whole-program test (HumanEval-X, MultiPL-E): the prelude, the solution and the benchmark's
+ * test code, compiled and run as one program. It passes when it ends with exit status 0 (and,
+ * in JavaScript, no console.assert failed, which Node prints without changing the status); what
+ * it prints is free.
+ */
+async function runProgram(suite: Extract<Suite, { kind: "program" }>, program: string, language: string, run: Runner): Promise<TestDetail[]> {
+  const lang = programLanguage(language, suite.test);
+  const marker = `ASSAY-END:${randomBytes(12).toString("hex")}`;
+  const end = END_MARKER[lang]?.(marker);
+  const code = [suite.prelude, program, suite.test, end].filter((x): x is string => !!x && x.trim() !== "").join("\n");
+  const r = await run({ language: lang, code });
+  const s = statusOf(r);
+  if (s) {
+    const said = s === "compile_error" ? r.compile?.stderr ?? r.stderr : r.stderr;
+    return [{ test: 0, status: s, ...timesOf(r), error: clip(messageOf(said) || r.message || said) }];
+  }
+  const asserted = lang === "javascript" ? /^Assertion failed.*(?:\n.*)?/m.exec(r.stderr) : null;
+  if (asserted) return [{ test: 0, status: "failed", ...timesOf(r), error: clip(messageOf(asserted[0])) }];
+  if (r.exitCode !== 0) {
+    const said = messageOf(r.stderr) || messageOf(r.stdout);
+    return [{ test: 0, status: "failed", ...timesOf(r), error: clip(`exit code ${r.exitCode}${said ? `: ${said}` : ""}`) }];
+  }
+  if (end && !r.stdout.endsWith("\n" + marker + "\n")) {
+    return [{ test: 0, status: "failed", ...timesOf(r), error: "the program ended before the tests ran to their end (an early exit with status 0)" }];
+  }
+  return [{ test: 0, status: "passed", ...timesOf(r) }];
 }
 
 const LIMIT_STATUSES = new Set(["time_limit", "memory_limit"]);
