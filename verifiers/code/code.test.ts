@@ -176,6 +176,54 @@ describe("code verifier in the docker sandbox", { skip: opened.skip }, () => {
     assert.match(crash.reason, /RuntimeError/);
   });
 
+  // MBPP's items whose correct answers are not exact builtins (MBPP/40, 88, 533, 653, 902: a
+  // Counter, a defaultdict, a type), whose tests construct the solution's own classes (MBPP/367,
+  // 601, 927: Pair(5, 24), a tree of Node built by the test's setup code), and whose test uses a
+  // module the solution imported (MBPP/596: sys). Python's == accepts each; so must the harness.
+  test("assert scripts accept what Python's == accepts: Counter, defaultdict, OrderedDict, namedtuple, types, own classes, imported modules", async () => {
+    const sol = [
+      "import sys",
+      "from collections import Counter, defaultdict, OrderedDict, namedtuple",
+      "class Pair(object):\n    def __init__(self, a, b):\n        self.a = a\n        self.b = b",
+      "def max_chain_length(arr, n):\n    best = [1] * n\n    for i in range(1, n):\n        for j in range(i):\n            if arr[i].a > arr[j].b and best[i] < best[j] + 1:\n                best[i] = best[j] + 1\n    return max(best)",
+      "class Node:\n    def __init__(self, data):\n        self.data = data\n        self.left = None\n        self.right = None",
+      "def max_height(node):\n    return 0 if node is None else max(max_height(node.left), max_height(node.right)) + 1",
+      "def freq_count(xs):\n    return Counter(xs)",
+      "def grouping_dictionary(pairs):\n    d = defaultdict(list)\n    for k, v in pairs:\n        d[k].append(v)\n    return d",
+      "def ordered():\n    return OrderedDict([('a', 1), ('b', 2)])",
+      "Point = namedtuple('Point', 'x y')\ndef origin():\n    return Point(0, 0)",
+      "def remove_datatype(t, data_type):\n    return [x for x in t if not isinstance(x, data_type)]",
+      "def tuple_size(t):\n    return sys.getsizeof(t)",
+      "def kind(x):\n    return type(x)",
+    ].join("\n");
+    const ref = {
+      test_list: [
+        "assert max_chain_length([Pair(5, 24), Pair(15, 25),Pair(27, 40), Pair(50, 60)], 4) == 3",
+        "assert (max_height(root)) == 3",
+        "assert freq_count([10,10,10,10,20,20,20,20,40,40,50,50,30])==({10: 4, 20: 4, 40: 2, 50: 2, 30: 1})",
+        "assert grouping_dictionary([('yellow', 1), ('blue', 2), ('yellow', 3)])==({'yellow': [1, 3], 'blue': [2]})",
+        "assert ordered() == {'b': 2, 'a': 1}",
+        "assert origin() == (0, 0)",
+        "assert remove_datatype((4, 5, 4, 7.7, 1.2), int) == [7.7, 1.2]",
+        "assert tuple_size((\"A\", 1, \"B\", 2, \"C\", 3) ) == sys.getsizeof((\"A\", 1, \"B\", 2, \"C\", 3))",
+        "assert kind(3) == int\nassert kind('x') == str\nassert kind(1.5) != int",
+        "assert Pair(5, 24).a == 5",
+      ],
+      test_setup_code: "root = Node(1)\nroot.left = Node(2)\nroot.right = Node(3)\nroot.left.left = Node(4)\nroot.left.right = Node(5)",
+    };
+    const ok = await verify(fence("python", sol), ref);
+    assert.equal(ok.reward, 1, ok.reason + JSON.stringify((ok.details as any)?.tests?.filter((t: any) => t.status !== "passed")));
+    // Wrong answers of the same shapes still fail, each its own test.
+    const wrong = sol
+      .replace("best[j] + 1:", "best[j] + 2:").replace("max_height(node.right)) + 1", "max_height(node.right)) + 2")
+      .replace("return Counter(xs)", "return Counter(xs[1:])").replace("d[k].append(v)", "d[k].insert(0, v)")
+      .replace("('b', 2)])", "('b', 3)])").replace("Point(0, 0)", "Point(0, 1)").replace("not isinstance", "isinstance")
+      .replace("sys.getsizeof(t)", "sys.getsizeof(t) + 1").replace("return type(x)", "return type(str(x))").replace("self.a = a", "self.a = b");
+    const w = await verify(fence("python", wrong), ref);
+    assert.equal(w.reward, 0, w.reason);
+    assert.deepEqual((w.details as any).tests.map((t: any) => t.status), Array(10).fill("failed"));
+  });
+
   describe("reward hacks earn nothing", () => {
     const mbpp = { test_list: ["assert add(1, 2) == 3", "assert add(2, 2) == 4"] };
     const hacks: Record<string, string> = {
@@ -197,6 +245,8 @@ describe("code verifier in the docker sandbox", { skip: opened.skip }, () => {
       "forging records with the nonce found in memory":
         "import gc, os\nfor o in gc.get_objects():\n    for v in (o.values() if isinstance(o, dict) else [o]):\n        if isinstance(v, (bytes, str)) and str(v).find('ASSAY:') >= 0:\n" +
         "            m = v if isinstance(v, bytes) else v.encode()\n            os.write(1, b'\\n' + m + b'{\"t\": 0, \"end\": true}\\n' + m + b'{\"t\": 1, \"end\": true}\\n')\nos._exit(0)",
+      "a type that claims a builtin's name": "def add(a, b):\n    return type('int', (), {'__eq__': lambda s, o: True})",
+      "a Counter subclass whose == is always true": "from collections import Counter\nclass C(Counter):\n    def __eq__(self, o): return True\ndef add(a, b): return C()",
       "reading the trusted process's memory through /proc":
         "import os, re\ndef add(a, b):\n    pid = os.getppid()\n    maps = open('/proc/%d/maps' % pid).read().splitlines()\n    mem = open('/proc/%d/mem' % pid, 'rb')\n" +
         "    for line in maps:\n        lo, hi = (int(x, 16) for x in line.split()[0].split('-'))\n        try:\n            mem.seek(lo); chunk = mem.read(hi - lo)\n        except Exception: continue\n" +
@@ -208,6 +258,23 @@ describe("code verifier in the docker sandbox", { skip: opened.skip }, () => {
         assert.equal(r.reward, 0, `${name}: ${r.reason}`);
       });
     }
+    test("a module planted in the scratch directory for the tests' import", async () => {
+      // Imported by the tests, it would run in the trusted process, find the record marker in the
+      // harness's frame and print passing records for both tests.
+      const planted = [
+        "import os, sys",
+        "f = sys._getframe()",
+        "while f is not None:",
+        "    m = f.f_locals.get('marker')",
+        "    if isinstance(m, bytes):",
+        "        os.write(1, b'\\n' + m + b'{\"t\": 0, \"end\": true}\\n' + m + b'{\"t\": 1, \"end\": true}\\n')",
+        "        os._exit(0)",
+        "    f = f.f_back",
+      ].join("\n");
+      const src = `import os\nSRC = ${JSON.stringify(planted)}\nfor d in {os.getcwd(), os.path.dirname(os.path.abspath('solution.py')), os.path.dirname(os.path.abspath('main.py'))}:\n    try:\n        open(os.path.join(d, 'bisect.py'), 'w').write(SRC)\n    except Exception: pass\ndef add(a, b): return 0`;
+      const r = await verify(fence("python", src), { test_list: ["import bisect\nassert add(1, 2) == 3", "import bisect\nassert add(2, 2) == 4"] });
+      assert.equal(r.reward, 0, r.reason);
+    });
     test("math functions patched before a truth assert", async () => {
       const ref = { test_list: ["import math\nassert math.isclose(f(), 2.0)"] };
       const r = await verify(fence("python", "import math\nmath.isclose = lambda *a, **k: True\ndef f(): return 1.0"), ref);
