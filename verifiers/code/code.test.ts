@@ -341,7 +341,6 @@ describe("JavaScript through the js backend (isolated-vm)", async () => {
     ]) {
       const r = await jsItem("```js\n" + hack + "\n```", hx);
       assert.equal(r.reward, 0, `${hack}: ${r.reason}`);
-      assert.notEqual(r.status, "error", `${hack}: ${r.reason}`);
     }
   });
   test("MultiPL-E JavaScript: require('node:assert') and deepEqual", { skip: js ? false : "isolated-vm unavailable" }, async () => {

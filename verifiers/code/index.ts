@@ -16,7 +16,7 @@ import { LRUCache } from "lru-cache";
 import { MachineryError } from "../../src/core/types.js";
 import { defineVerifier, type VerifyContext } from "../../src/core/verifier.js";
 import type { RunOutcome, RunRequest, Sandbox } from "../../sandbox/types.js";
-import { canonicalLanguage, compileMsOf, fenceLanguage, isCompiled } from "../../sandbox/languages.js";
+import { LANGUAGES, canonicalLanguage, compileMsOf, fenceLanguage, isCompiled } from "../../sandbox/languages.js";
 import { PACKAGE_ROOT } from "../../sandbox/paths.js";
 import { ownTimeMs } from "../../sandbox/meter.js";
 import { extractProgram } from "./extract.js";
@@ -298,23 +298,33 @@ async function callCase(fn: string, c: { args: unknown[]; output: unknown }, i: 
 }
 
 /**
- * The line of a failed run's stderr that says what went wrong: the last line that is not a
- * stack frame (JavaScript's "    at f (...)", Java's "\tat ...", Python's "  File ..." and the
- * source lines under it), so a thrown TypeError or a failed assertion is named, not where it was.
- * JavaScript's frames also give the program's line ("<anonymous>:12:5"), added as "(line 12)".
+ * What a failed run's stderr says went wrong, in one line: the last line that names an error
+ * (`TypeError: ...`, `AssertionError [ERR_ASSERTION]: ...`, `Exception in thread "main" ...`,
+ * `Assertion failed`), with the lines of its message that follow when it ends in a colon (Node's
+ * assert puts the values there); else the last line that is not a stack frame. A thrown error is
+ * named, not where it was. The isolate's frames also give the program's line, added as "(line N)".
  */
 export function messageOf(stderr: string): string {
-  const lines = stderr.slice(-20_000).split("\n");
-  const frame = /^\s+(at\s|File\s|\.\.\.|\^)|^\s{2,}\S|^Traceback \(/;
-  for (let i = lines.length - 1; i >= 0; i--) {
-    const l = lines[i].trimEnd();
-    if (!l.trim() || frame.test(l)) continue;
-    // A JS message is followed by its frames: the first in the program's code names its line.
-    let at: RegExpExecArray | null = null;
-    for (let j = i + 1; j < lines.length && j < i + 12 && !at && /^\s+at\s/.test(lines[j]); j++) at = /<anonymous>:(\d+):\d+\)?$/.exec(lines[j]);
-    return at ? `${l.trim()} (line ${at[1]})` : l.trim();
+  const lines = stderr.slice(-20_000).split("\n").map((l) => l.trimEnd());
+  const frame = /^\s+(at\s|File\s|\.\.\.|\^)|^\s{2,}\S|^Traceback \(|^Node\.js v\d/;
+  const header = /^(Uncaught\s+)?[\w$.]*(Error|Exception)\b|^Exception in thread|^Assertion failed|panicked at/;
+  let i = lines.length - 1;
+  while (i >= 0 && !header.test(lines[i])) i--;
+  if (i < 0) for (i = lines.length - 1; i >= 0 && (!lines[i].trim() || frame.test(lines[i])); i--);
+  if (i < 0) return "";
+  let text = lines[i].trim();
+  let j = i + 1;
+  if (text.endsWith(":")) {
+    for (let n = 0; j < lines.length && n < 8 && !/^\s+at\s/.test(lines[j]); j++) {
+      if (lines[j].trim()) { text += " " + lines[j].trim(); n++; }
+    }
   }
-  return "";
+  // The isolate's frames name the program's line: the first frame in the program's code.
+  for (let k = j; k < lines.length && k < j + 12 && /^\s+at\s/.test(lines[k]); k++) {
+    const at = /<anonymous>:(\d+):\d+\)?$/.exec(lines[k]);
+    if (at) return `${text} (line ${at[1]})`;
+  }
+  return text;
 }
 
 /**
@@ -329,28 +339,50 @@ export function programLanguage(language: string, test: string): string {
 }
 
 /**
- * The statement, per interpreted language, that prints the end marker after the test code has
- * run: a program that exits early with status 0 (process.exit(0), sys.exit(0)) never reaches
- * it, so it fails. Compiled languages have the benchmark's own verdict only (the exit status).
+ * The end marker: a line printed after the benchmark's test code has run to its end, with a
+ * per-run nonce. A program that exits early with status 0 (process.exit(0), sys.exit(0),
+ * System.exit(0) inside the solution) never prints it, so it fails, where the benchmark's own
+ * harness would pass it. Interpreted languages print it from a statement after the test code;
+ * Java from a main class of ours that calls the test's; Go's test binary runs with
+ * -test.paniconexit0 (os.Exit(0) in a test panics) and Rust's must print libtest's summary.
+ * C, C++ and C# have the benchmark's verdict only: the exit status (see the README's limits).
  */
-const END_MARKER: Record<string, (m: string) => string> = {
-  javascript: (m) => `;process.stdout.write(${JSON.stringify("\n" + m + "\n")});`,
-  typescript: (m) => `;process.stdout.write(${JSON.stringify("\n" + m + "\n")});`,
-  python: (m) => `print(${JSON.stringify("\n" + m)}, flush=True)`,
-  "python-sci": (m) => `print(${JSON.stringify("\n" + m)}, flush=True)`,
-};
+function assemble(lang: string, prelude: string, program: string, test: string, marker: string): { code: string; ends: (stdout: string) => boolean } {
+  const join = (...parts: string[]) => parts.filter((x) => x.trim() !== "").join("\n");
+  const printed = (stdout: string) => stdout.endsWith("\n" + marker + "\n");
+  const line = JSON.stringify("\n" + marker + "\n");
+  switch (lang) {
+    case "javascript":
+    case "typescript":
+      return { code: join(prelude, program, test, `;process.stdout.write(${line});`), ends: printed };
+    case "python":
+    case "python-sci":
+      return { code: join(prelude, program, test, `print(${JSON.stringify("\n" + marker)}, flush=True)`), ends: printed };
+    case "java": {
+      const main = LANGUAGES.java.main!(test);
+      const own = `AssayMain${marker.slice(-8)}`;
+      // The test's main class stops being public (one public class a file): ours is, and runs it.
+      const demoted = test.replace(new RegExp(`\\bpublic\\s+((?:final\\s+)?class\\s+${main}\\b)`), "$1");
+      const wrapper = `public class ${own} { public static void main(String[] a) throws Throwable { ${main}.main(a); System.out.flush(); System.out.print(${line}); System.out.flush(); } }`;
+      return { code: join(prelude, program, demoted, wrapper), ends: printed };
+    }
+    case "rust_test":
+      return { code: join(prelude, program, test), ends: (out) => /^test result: ok\. \d+ passed; 0 failed/m.test(out) };
+    default:
+      return { code: join(prelude, program, test), ends: () => true };
+  }
+}
 
 /**
  * A whole-program test (HumanEval-X, MultiPL-E): the prelude, the solution and the benchmark's
  * test code, compiled and run as one program. It passes when it ends with exit status 0 (and,
- * in JavaScript, no console.assert failed, which Node prints without changing the status); what
- * it prints is free.
+ * in JavaScript, no console.assert failed, which Node prints without changing the status) having
+ * run to the end of the test code; what it prints is free.
  */
 async function runProgram(suite: Extract<Suite, { kind: "program" }>, program: string, language: string, run: Runner): Promise<TestDetail[]> {
   const lang = programLanguage(language, suite.test);
   const marker = `ASSAY-END:${randomBytes(12).toString("hex")}`;
-  const end = END_MARKER[lang]?.(marker);
-  const code = [suite.prelude, program, suite.test, end].filter((x): x is string => !!x && x.trim() !== "").join("\n");
+  const { code, ends } = assemble(lang, suite.prelude, program, suite.test, marker);
   const r = await run({ language: lang, code });
   const s = statusOf(r);
   if (s) {
@@ -363,7 +395,7 @@ async function runProgram(suite: Extract<Suite, { kind: "program" }>, program: s
     const said = messageOf(r.stderr) || messageOf(r.stdout);
     return [{ test: 0, status: "failed", ...timesOf(r), error: clip(`exit code ${r.exitCode}${said ? `: ${said}` : ""}`) }];
   }
-  if (end && !r.stdout.endsWith("\n" + marker + "\n")) {
+  if (!ends(r.stdout)) {
     return [{ test: 0, status: "failed", ...timesOf(r), error: "the program ended before the tests ran to their end (an early exit with status 0)" }];
   }
   return [{ test: 0, status: "passed", ...timesOf(r) }];
