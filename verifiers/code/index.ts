@@ -40,6 +40,7 @@ const Options = Type.Object(
     memory_mb: Type.Integer({ minimum: 32, maximum: 8192, default: 512 }),
     concurrency: Type.Integer({ minimum: 1, maximum: 64, default: 4, description: "tests run at once for one item (compiled languages run in order, to reuse the binary)" }),
     max_tests: Type.Integer({ minimum: 1, maximum: 10000, default: 1000 }),
+    compile_time_limit_ms: Type.Optional(Type.Integer({ minimum: 100, maximum: 120000, description: "time limit of the compile step, ms (CPU time, and its own time on the wall); default: the language's (10 s for C++, 20 s for Java, Go, C#; 30 s for Rust)" })),
   },
   { additionalProperties: false },
 );
@@ -79,6 +80,10 @@ function timesOf(r: RunOutcome): Pick<TestDetail, "ms" | "cpu_ms" | "wait_ms"> {
 const clip = (s: string, n = 300) => (s.length > n ? s.slice(0, n) + "…" : s);
 
 function statusOf(o: RunOutcome): TestStatus | null {
+  // A compile that ran out of time is a time limit (POST /run_code says TimeLimitExceeded), not
+  // a compile error: the sandbox counts the compiler's CPU time and its own time on the wall, so
+  // a busy host does not make it.
+  if (o.status === "compile_error" && o.compile?.status === "time_limit") return "time_limit";
   switch (o.status) {
     case "finished":
       return null;
@@ -169,8 +174,9 @@ export const code = defineVerifier({
     // ends; the sandbox bounds its plain wall time (sandbox/meter.ts), so the clock is not
     // stopped for ever.
     const queued = ctx.unclocked?.bind(ctx);
+    const compileWallMs = o.compile_time_limit_ms;
     const run = (req: Omit<RunRequest, "limits" | "signal">) => {
-      const going = sandbox.run({ ...req, limits, signal: ctx.signal, queued });
+      const going = sandbox.run({ ...req, limits, signal: ctx.signal, queued, ...(compileWallMs ? { compileWallMs } : {}) });
       return ctx.unclocked ? ctx.unclocked(going, (r) => ownTimeMs(r, wallMs, plan.compileMs)) : going;
     };
 
@@ -200,10 +206,10 @@ function planOf(suite: Suite, language: string, o: CodeOptions): { rounds: numbe
   const wallMs = o.time_limit_ms * 2 + 1000;
   const compiled = isCompiled(language);
   if (suite.kind === "assert") return { rounds: 1, wallMs, compileMs: 0 };
-  if (suite.kind === "program") return { rounds: 1, wallMs, compileMs: compileMsOf(programLanguage(language, suite.test)) };
+  if (suite.kind === "program") return { rounds: 1, wallMs, compileMs: o.compile_time_limit_ms ?? compileMsOf(programLanguage(language, suite.test)) };
   const n = o.scoring === "first_failure" || compiled ? 1 : o.concurrency;
   // The compile step's own wall limit (sandbox/languages.ts), once: later tests reuse the binary.
-  return { rounds: Math.max(1, Math.ceil(suite.cases.length / n)), wallMs, compileMs: compileMsOf(language) };
+  return { rounds: Math.max(1, Math.ceil(suite.cases.length / n)), wallMs, compileMs: o.compile_time_limit_ms ?? compileMsOf(language) };
 }
 
 /**
@@ -269,11 +275,20 @@ const show = (v: unknown) => JSON.stringify(v, (_k, x) => (typeof x === "bigint"
 
 const lastLine = (s: string) => s.trim().split("\n").slice(-1)[0] ?? "";
 
+/** What a run that did not finish says: the compiler's time limit by the compiler's name, else its stderr. */
+function failureText(r: RunOutcome, language: string): string {
+  if (r.status === "compile_error" && r.compile?.status === "time_limit") {
+    const compiler = LANGUAGES[canonicalLanguage(language) ?? language]?.compile?.argv[0] ?? "the compiler";
+    return `the compiler (${compiler}) ran out of time after ${Math.round(r.compile.cpuMs ?? r.compile.wallMs)} ms; raise options.compile_time_limit_ms if the program is meant to compile that long`;
+  }
+  return r.compile?.stderr || r.stderr;
+}
+
 /** One stdin/stdout test: the program's stdout against the expected output, compared here. */
 async function stdioCase(c: { input: string; output: string }, i: number, program: string, language: string, run: Runner, o: CodeOptions): Promise<TestDetail> {
   const r = await run({ language, code: program, stdin: c.input });
   const s = statusOf(r);
-  if (s) return { test: i, status: s, ...timesOf(r), error: clip(r.compile?.stderr || r.stderr) };
+  if (s) return { test: i, status: s, ...timesOf(r), error: clip(failureText(r, language)) };
   if (r.exitCode !== 0) return { test: i, status: "runtime_error", ...timesOf(r), error: clip(`exit code ${r.exitCode}: ${lastLine(r.stderr)}`) };
   if (outputsMatch(r.stdout, c.output, o.compare, o.float_tolerance)) return { test: i, status: "passed", ...timesOf(r) };
   return { test: i, status: "failed", ...timesOf(r), diff: shortDiff(r.stdout, c.output) };
@@ -386,6 +401,7 @@ async function runProgram(suite: Extract<Suite, { kind: "program" }>, program: s
   const r = await run({ language: lang, code });
   const s = statusOf(r);
   if (s) {
+    if (s === "time_limit" && r.status === "compile_error") return [{ test: 0, status: s, ...timesOf(r), error: clip(failureText(r, lang)) }];
     const said = s === "compile_error" ? r.compile?.stderr ?? r.stderr : r.stderr;
     return [{ test: 0, status: s, ...timesOf(r), error: clip(messageOf(said) || r.message || said) }];
   }

@@ -127,6 +127,23 @@ for (const [backend, open] of [["docker", () => openDockerForTests(2)], ["bwrap"
     const sb = opened.sandbox as Sandbox;
     after(() => sb?.close());
     const services = testServices({ sandbox: fakeSandbox(sb) });
+    const javaMissing = sb?.languages.includes("java") ? false : notBuiltReason("java") ?? `${backend} does not run java`;
+    // javac on bwrap: its JVM's threads wait for the slot's one CPU, which the meter counts as
+    // the host's load, and at 400 ms the run ends as "overloaded" (no verdict) on a busy host.
+    const skipCompile = backend === "bwrap" ? "javac's threads read as host load under bwrap's meter" : javaMissing && !IN_CI ? `not built: ${javaMissing}` : false;
+    test("a compile that runs out of time is time_limit naming the compiler, for stdio and whole-program tests", { skip: skipCompile }, async () => {
+      // javac spends about 1.1 s of CPU on a one-line class (measured here); 400 ms is far from
+      // it, and the sandbox's overload bound (10x the limit on the wall) is 4 s on a busy host.
+      const opts = { language: "java", compile_time_limit_ms: 400, time_limit_ms: 2000 };
+      const stdio = await verifyDirect(code, { response: "```java\npublic class Main { public static void main(String[] a) { System.out.println(1); } }\n```", reference: { inputs: ["", ""], outputs: ["1", "1"] }, options: opts }, { services });
+      assert.equal(stdio.reward, 0);
+      assert.deepEqual((stdio.details as any).tests.map((t: any) => t.status), ["time_limit", "time_limit"]);
+      assert.match(stdio.reason, /time limit \(the compiler \(javac\) ran out of time after \d+ ms; raise options\.compile_time_limit_ms/);
+      const program = await verifyDirect(code, { response: "```java\n" + SHAPES.java.ok + "\n```", reference: SHAPES.java.reference, options: opts }, { services });
+      assert.equal(program.reward, 0);
+      assert.equal((program.details as any).tests[0].status, "time_limit");
+      assert.match(program.reason, /the compiler \(javac\) ran out of time/);
+    });
     for (const [lang, s] of Object.entries(SHAPES)) {
       const runs = programLanguage(lang, String(s.reference.test ?? s.reference.tests ?? s.reference.test_program));
       const missing = sb?.languages.includes(runs) ? false : notBuiltReason(runs) ?? `${backend} does not run ${runs}`;
