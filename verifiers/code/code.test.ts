@@ -5,7 +5,8 @@
  */
 import { test, describe, after } from "node:test";
 import assert from "node:assert/strict";
-import { code } from "./index.js";
+import { code, BENCHMARKS } from "./index.js";
+import { Registry } from "../../src/core/registry.js";
 import { extractProgram } from "./extract.js";
 import { outputsMatch, valuesMatch, shortDiff } from "./compare.js";
 import { parseReference } from "./suite.js";
@@ -67,6 +68,23 @@ describe("test formats", () => {
     assert.throws(() => parseReference({ inputs: [], outputs: [] }), InvalidItemError);
     assert.throws(() => parseReference("{not json"), InvalidItemError);
     assert.throws(() => parseReference({ inputs: ["1"], outputs: ["1"], fn_name: "a b" }), InvalidItemError);
+  });
+});
+
+describe("benchmark presets", () => {
+  test("a benchmark's own time limit sets the item's budget; scoring's default stays fraction", () => {
+    const registry = new Registry().register(code);
+    const budget = (options: Record<string, unknown>) => {
+      const r = registry.resolve({ verifier: "code", response: "x", reference: { test_list: ["assert f() == 1"] }, options });
+      if ("invalid" in r) throw new Error(r.invalid);
+      assert.equal(r.item.options.scoring, "fraction");
+      return code.budgetMs!(r.item as any);
+    };
+    // One round of the wall limit (twice the CPU limit plus a second) and a 1.5 s margin.
+    assert.equal(budget({}), 4000 * 2 + 1000 + 1500);
+    assert.equal(budget({ benchmark: "humaneval" }), 3000 * 2 + 1000 + 1500);
+    assert.equal(budget({ benchmark: "humaneval-x" }), 5000 * 2 + 1000 + 1500);
+    assert.deepEqual(BENCHMARKS.mbpp, { scoring: "all", time_limit_ms: 3000 });
   });
 });
 
@@ -171,6 +189,9 @@ describe("code verifier in the docker sandbox", { skip: opened.skip }, () => {
     assert.equal(part.reward, 1);
     const wrong = await verify(fence("python", "def is_even(n):\n    return True"), mbpp);
     assert.equal(wrong.reward, 1 / 3);
+    // The benchmark scores a problem all-or-nothing.
+    const bench = await verify(fence("python", "def is_even(n):\n    return True"), mbpp, { benchmark: "mbpp" });
+    assert.equal(bench.reward, 0, bench.reason);
     const crash = await verify(fence("python", "def is_even(n):\n    raise RuntimeError('no')"), mbpp);
     assert.equal(crash.reward, 0);
     assert.match(crash.reason, /RuntimeError/);

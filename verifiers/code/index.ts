@@ -40,11 +40,30 @@ const Options = Type.Object(
     memory_mb: Type.Integer({ minimum: 32, maximum: 8192, default: 512 }),
     concurrency: Type.Integer({ minimum: 1, maximum: 64, default: 4, description: "tests run at once for one item (compiled languages run in order, to reuse the binary)" }),
     max_tests: Type.Integer({ minimum: 1, maximum: 10000, default: 1000 }),
+    benchmark: Type.Optional(Type.Union([Type.Literal("humaneval"), Type.Literal("mbpp"), Type.Literal("humaneval-x")], {
+      description: "score as the benchmark's own harness does: all-or-nothing, its time limit (sets scoring and time_limit_ms; see the README)",
+    })),
     compile_time_limit_ms: Type.Optional(Type.Integer({ minimum: 100, maximum: 120000, description: "time limit of the compile step, ms (CPU time, and its own time on the wall); default: the language's (10 s for C++, 20 s for Java, Go, C#; 30 s for Rust)" })),
   },
   { additionalProperties: false },
 );
 export type CodeOptions = Static<typeof Options>;
+
+/**
+ * What each benchmark's own harness does: one verdict per problem (all tests pass or none
+ * count) and its time limit, as CPU time here. openai/human-eval's evaluate_functional_correctness
+ * runs each check with timeout=3.0 s; MBPP ships no harness of its own, and the one people use
+ * (bigcode-evaluation-harness's code_eval) also gives 3 s; CodeGeeX's evaluate_humaneval_x.sh
+ * gives HumanEval-X's programs TIMEOUT=5 s.
+ */
+export const BENCHMARKS: Record<NonNullable<CodeOptions["benchmark"]>, Pick<CodeOptions, "scoring" | "time_limit_ms">> = {
+  humaneval: { scoring: "all", time_limit_ms: 3000 },
+  mbpp: { scoring: "all", time_limit_ms: 3000 },
+  "humaneval-x": { scoring: "all", time_limit_ms: 5000 },
+};
+
+/** The item's options with its benchmark's settings applied. */
+const withBenchmark = (o: CodeOptions): CodeOptions => (o.benchmark ? { ...o, ...BENCHMARKS[o.benchmark] } : o);
 
 // Read from the package's sources (tsc does not copy .py files into dist/).
 const HARNESS = {
@@ -127,7 +146,7 @@ export const code = defineVerifier({
   options: Options,
   usesSandbox: true,
   budgetMs(item) {
-    const o = item.options;
+    const o = withBenchmark(item.options);
     const ref = item.reference as { language?: unknown };
     const asked = o.language ?? (typeof ref?.language === "string" ? ref.language : "python");
     let suite: Suite;
@@ -140,7 +159,7 @@ export const code = defineVerifier({
     return plan.compileMs + plan.rounds * plan.wallMs + MARGIN_MS;
   },
   async verify(item, ctx) {
-    const o = item.options;
+    const o = withBenchmark(item.options);
     const ref = item.reference as { language?: unknown };
     const asked = o.language ?? (typeof ref?.language === "string" ? ref.language : "python");
     const language = canonicalLanguage(asked) ?? asked;
