@@ -16,6 +16,8 @@ import { verifyDirect, testServices, fakeSandbox } from "../../tests/helpers.js"
 import { IN_CI, openBwrapForTests, openDockerForTests } from "../../tests/sandboxes.js";
 
 interface Shape {
+  /** The item's language, where the entry's name is not one. */
+  language?: string;
   /** The reference: the benchmark's fields. */
   reference: Record<string, unknown>;
   ok: string;
@@ -56,6 +58,16 @@ const SHAPES: Record<string, Shape> = {
     chatty: cpp('    printf("debug %d\\n", n); fprintf(stderr, "err\\n");\n    return n*(n+1)/2;'),
     hostile: [cpp("    for(;;);"), cpp("    int *p = 0; return *p;")],
     wrongSays: /Assertion `sum_to_n\(1\) == 1' failed/,
+  },
+  // HumanEval-X's CPP/162 includes OpenSSL's md5.h; others use Boost's headers.
+  "cpp (Boost and OpenSSL headers)": {
+    language: "cpp",
+    reference: { test: "#undef NDEBUG\n#include<assert.h>\nint main(){\n    assert (sum_to_n(6) == 21);\n    assert (sum_to_n(100) == 5050);\n}\n", entry_point: "sum_to_n" },
+    ok: "#include <boost/algorithm/string.hpp>\n#include <openssl/md5.h>\n#include <string>\n" + cpp("    std::string s = \"ab\"; boost::to_upper(s);\n    return s == \"AB\" && MD5_DIGEST_LENGTH == 16 ? n*(n+1)/2 : -1;"),
+    wrong: "#include <boost/algorithm/string.hpp>\n" + cpp("    return n;"),
+    chatty: "#include <boost/lexical_cast.hpp>\n" + cpp('    puts(boost::lexical_cast<std::string>(n).c_str());\n    return n*(n+1)/2;'),
+    hostile: [cpp("    while (1) {}")],
+    wrongSays: /Assertion `sum_to_n\(6\) == 21' failed/,
   },
   java: {
     reference: { test: javaTest },
@@ -145,7 +157,8 @@ for (const [backend, open] of [["docker", () => openDockerForTests(2)], ["bwrap"
       assert.match(program.reason, /the compiler \(javac\) ran out of time/);
     });
     for (const [lang, s] of Object.entries(SHAPES)) {
-      const runs = programLanguage(lang, String(s.reference.test ?? s.reference.tests ?? s.reference.test_program));
+      const language = s.language ?? lang;
+      const runs = programLanguage(language, String(s.reference.test ?? s.reference.tests ?? s.reference.test_program));
       const missing = sb?.languages.includes(runs) ? false : notBuiltReason(runs) ?? `${backend} does not run ${runs}`;
       if (missing && IN_CI) {
         test(`${lang}: its image is built (CI builds every image)`, () => assert.fail(missing));
@@ -153,7 +166,7 @@ for (const [backend, open] of [["docker", () => openDockerForTests(2)], ["bwrap"
       }
       test(`${lang}: correct 1, wrong 0 with the test's words, debug output free, hostile 0`, { skip: missing ? `not built: ${missing}` : false }, async () => {
         const verify = (src: string) =>
-          verifyDirect(code, { response: "```\n" + src + "\n```", reference: s.reference, options: { language: lang, time_limit_ms: 2000 } }, { services });
+          verifyDirect(code, { response: "```\n" + src + "\n```", reference: s.reference, options: { language, time_limit_ms: 2000 } }, { services });
         const ok = await verify(s.ok);
         assert.equal(ok.reward, 1, ok.reason);
         assert.equal((ok.details as any).format, "program");
