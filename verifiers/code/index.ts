@@ -341,9 +341,10 @@ async function callCase(fn: string, c: { args: unknown[]; output: unknown }, i: 
 export function messageOf(stderr: string): string {
   const lines = stderr.slice(-20_000).split("\n").map((l) => l.trimEnd());
   const frame = /^\s+(at\s|File\s|\.\.\.|\^)|^\s{2,}\S|^Traceback \(|^Node\.js v\d/;
-  const header = /^(Uncaught\s+)?[\w$.]*(Error|Exception)\b|^Exception in thread|^Assertion failed|panicked at/;
+  const header = /^(Uncaught\s+)?[\w$.]*(Error|Exception)\b|^Exception in thread|^Assertion failed|panicked at|^error(\[\w+\])?: /;
   let i = lines.length - 1;
-  while (i >= 0 && !header.test(lines[i])) i--;
+  // rustc ends with "error: aborting due to ..." after the error that matters.
+  while (i >= 0 && (!header.test(lines[i]) || /^error: aborting due to/.test(lines[i]))) i--;
   if (i < 0) for (i = lines.length - 1; i >= 0 && (!lines[i].trim() || frame.test(lines[i])); i--);
   if (i < 0) return "";
   let text = lines[i].trim();

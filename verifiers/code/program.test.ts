@@ -129,6 +129,7 @@ describe("whole-program references", () => {
     const node = "node:assert:125\n  throw new AssertionError(obj);\n  ^\n\nAssertionError [ERR_ASSERTION]: Expected values to be loosely deep-equal:\n\n21\n\nshould loosely deep-equal\n\n22\n    at test (/sandbox/run/main.js:8:12)\n    at Object.<anonymous> (/sandbox/run/main.js:10:1) {\n  generatedMessage: true,\n  code: 'ERR_ASSERTION'\n}\n\nNode.js v18.20.4\n";
     assert.equal(messageOf(node), "AssertionError [ERR_ASSERTION]: Expected values to be loosely deep-equal: 21 should loosely deep-equal 22");
     assert.equal(messageOf("main: main.cpp:12: int main(): Assertion `sum_to_n(1) == 1' failed.\n"), "main: main.cpp:12: int main(): Assertion `sum_to_n(1) == 1' failed.");
+    assert.equal(messageOf("error[E0432]: unresolved import `rand`\n --> main.rs:3:5\n  |\n\nerror: aborting due to previous error\n\nFor more information about this error, try `rustc --explain E0432`.\n"), "error[E0432]: unresolved import `rand`");
     assert.equal(messageOf('Traceback (most recent call last):\n  File "main.py", line 3, in <module>\n    assert f(1) == 2\nAssertionError\n'), "AssertionError");
   });
 });
