@@ -164,6 +164,27 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
   },
   // A Yosys script in the same image (verifiers/verilog reads interfaces and checks equivalence with it).
   yosys: { image: "verilog", file: "main.ys", argv: ["yosys", "-q", "-s", "main.ys"], oomMarkers: ["std::bad_alloc"], aliases: ["yosys"] },
+  // Go's `testing` tests (HumanEval-X, SandboxFusion's go_test): `go test -c` builds the test
+  // binary from main_test.go; modules the image holds (testify) are found under GOPATH.
+  go_test: {
+    image: "go", file: "main_test.go",
+    compile: {
+      argv: ["go", "test", "-c", "-o", "main", "main_test.go"], output: "main", wallMs: 30_000, addressSpaceMb: 0,
+      env: { GOCACHE: "/sandbox/run/.gocache", GOPATH: "/sandbox/run/.gopath:/usr/share/gocode", GO111MODULE: "off", CGO_ENABLED: "0" },
+    },
+    argv: ["./main", "-test.v", "-test.paniconexit0"],
+    env: { GOMAXPROCS: "1" },
+    addressSpaceMb: (mb) => mb + 768,
+    oomMarkers: ["fatal error: out of memory", "runtime: out of memory", "cannot allocate memory"],
+    aliases: ["go_test"], fence: "go",
+  },
+  // Rust's #[test] functions (HumanEval-X's tests module): rustc --test builds the test harness.
+  rust_test: {
+    image: "rust", file: "main.rs",
+    compile: { argv: ["rustc", "--edition", "2021", "--test", "-o", "main", "main.rs"], output: "main", wallMs: 30_000, addressSpaceMb: 0 },
+    argv: ["./main", "--test-threads=1"], oomMarkers: ["memory allocation of"],
+    aliases: ["rust_test"], fence: "rust",
+  },
 };
 
 /**

@@ -29,7 +29,10 @@ describe("the languages table", () => {
     assert.equal(canonicalLanguage("R"), "r");
     assert.equal(canonicalLanguage("nodejs"), "javascript");
     // Test-framework runners (a JUnit class has no main) and toolchains not shipped.
-    for (const n of ["junit", "go_test", "jest", "pytest", "scala", "kotlin_script", "swift", "julia", "cobol"]) assert.equal(canonicalLanguage(n), undefined, n);
+    for (const n of ["junit", "jest", "pytest", "scala", "kotlin_script", "swift", "julia", "cobol"]) assert.equal(canonicalLanguage(n), undefined, n);
+    // Go's `testing` tests and Rust's #[test]: the whole-program tests of HumanEval-X.
+    assert.equal(canonicalLanguage("go_test"), "go_test");
+    assert.equal(canonicalLanguage("rust_test"), "rust_test");
     assert.deepEqual(languageNames().slice(0, 4), ["python", "python-sci", "cpp", "nodejs"]);
   });
   test("--lang maps languages to images; an unknown one is an error naming the known ones", () => {

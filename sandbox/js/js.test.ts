@@ -51,3 +51,52 @@ test("a lone UTF-16 surrogate in the program is the program's text, not a machin
   assert.equal(r.status, "finished");
   assert.equal(r.stdout, "fine\n");
 });
+
+// What Node itself prints for these calls is the expected output: the isolate's console follows
+// util.inspect's rules for the values programs print, printf-style formats, table, group, count.
+const CONSOLE_CASES = [
+  "console.table([{a:1,b:'x'},{a:22}]); console.table({r1:{c:1}, r2:{c:2}}); console.table([1,'two']);",
+  "console.log([1,'a',{b:[1,{c:{d:1}}]}], new Map([['a',1]]), new Set([1]), null, undefined, -0, 10n, function f(){}, class A{}, Symbol('s'));",
+  "class P{constructor(){this.x=1}}; console.log(new P(), [], {}, 'a%sb', 3);",
+  "console.log('%s=%d %i %f %j %o %O %%', 'x', 4.5, 4.5, '2.5', {a:1}, {b:2}, {b:2});",
+  "console.dir('s'); console.dir({a:{b:{c:{d:1}}}});",
+  "console.group('G'); console.log('in'); console.group(); console.log('in2\\nx'); console.groupEnd(); console.groupEnd(); console.log('out');",
+  "console.count(); console.count(); console.count('k'); console.countReset(); console.count();",
+  "console.info([undefined, null, \"it's\"]); console.debug({ 'a-b': 1, c: 'x\\ny' });",
+  "console.log([ , 1], new Array(3), [[[[1]]]], {a:[{b:{c:1}}]});",
+  "console.log({long: 'aaaaaaaaaaaaaaaaaaaaaaaa', longer: 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', z: [1, 2]});",
+  "console.log(true, 1.5, NaN, Infinity, '', [''], 'x', '%s', Object.create(null));",
+  "console.log(new Number(3), [1, 2, 3].map(String), {f(){}, g: () => 1});",
+  "console.log('%c styled', 'color: red', 'tail'); console.log('%d', '42abc'); console.log('%i', 42.9);",
+  "console.log([true, false], {x: undefined}, [null]);",
+  "console.error('to %s', 'stderr', [1]); console.warn({w: 1});",
+];
+
+test("console prints what Node's console prints", { skip: js ? false : note }, async () => {
+  const { spawnSync } = await import("node:child_process");
+  // One Node process for every case (a process each is slow on a loaded host): each case's
+  // output is framed by markers written straight to the streams.
+  const mark = (i: number) => `\n@@case ${i}@@\n`;
+  const script = CONSOLE_CASES.map((src, i) => `process.stdout.write(${JSON.stringify(mark(i))}); process.stderr.write(${JSON.stringify(mark(i))});\n{ ${src} }`).join("\n");
+  const node = spawnSync(process.execPath, ["-e", script], { encoding: "utf8" });
+  const part = (text: string, i: number) => text.split(mark(i))[1].split(mark(i + 1))[0];
+  for (const [i, src] of CONSOLE_CASES.entries()) {
+    const r = await run(src);
+    assert.equal(r.status, "finished", src);
+    assert.equal(r.stdout, part(node.stdout, i), src);
+    assert.equal(r.stderr, part(node.stderr, i), src);
+  }
+});
+
+test("console.assert prints as Node's does and goes on; the failing line follows; console cannot be swapped", { skip: js ? false : note }, async () => {
+  const r = await run("console.assert(1 === 1, 'fine');\nconsole.assert(2 + 2 === 5, 'math is %s', 'broken');\nconsole.assert(false);\nconsole.log('after')");
+  assert.equal(r.status, "finished");
+  assert.equal(r.exitCode, 0);
+  assert.equal(r.stdout, "after\n");
+  const lines = r.stderr.split("\n");
+  assert.equal(lines[0], "Assertion failed: math is broken");
+  assert.match(lines[1], /^\s+at .*<anonymous>:2:\d+\)$/);
+  assert.equal(lines[2], "Assertion failed");
+  const swap = await run("console.assert = () => {}; console = { assert() {} }; console.assert(false, 'still seen')");
+  assert.match(swap.stderr, /Assertion failed: still seen/);
+});

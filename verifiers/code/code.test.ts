@@ -5,7 +5,8 @@
  */
 import { test, describe, after } from "node:test";
 import assert from "node:assert/strict";
-import { code } from "./index.js";
+import { code, BENCHMARKS } from "./index.js";
+import { Registry } from "../../src/core/registry.js";
 import { extractProgram } from "./extract.js";
 import { outputsMatch, valuesMatch, shortDiff } from "./compare.js";
 import { parseReference } from "./suite.js";
@@ -67,6 +68,23 @@ describe("test formats", () => {
     assert.throws(() => parseReference({ inputs: [], outputs: [] }), InvalidItemError);
     assert.throws(() => parseReference("{not json"), InvalidItemError);
     assert.throws(() => parseReference({ inputs: ["1"], outputs: ["1"], fn_name: "a b" }), InvalidItemError);
+  });
+});
+
+describe("benchmark presets", () => {
+  test("a benchmark's own time limit sets the item's budget; scoring's default stays fraction", () => {
+    const registry = new Registry().register(code);
+    const budget = (options: Record<string, unknown>) => {
+      const r = registry.resolve({ verifier: "code", response: "x", reference: { test_list: ["assert f() == 1"] }, options });
+      if ("invalid" in r) throw new Error(r.invalid);
+      assert.equal(r.item.options.scoring, "fraction");
+      return code.budgetMs!(r.item as any);
+    };
+    // One round of the wall limit (twice the CPU limit plus a second) and a 1.5 s margin.
+    assert.equal(budget({}), 4000 * 2 + 1000 + 1500);
+    assert.equal(budget({ benchmark: "humaneval" }), 3000 * 2 + 1000 + 1500);
+    assert.equal(budget({ benchmark: "humaneval-x" }), 5000 * 2 + 1000 + 1500);
+    assert.deepEqual(BENCHMARKS.mbpp, { scoring: "all", time_limit_ms: 3000 });
   });
 });
 
@@ -171,9 +189,60 @@ describe("code verifier in the docker sandbox", { skip: opened.skip }, () => {
     assert.equal(part.reward, 1);
     const wrong = await verify(fence("python", "def is_even(n):\n    return True"), mbpp);
     assert.equal(wrong.reward, 1 / 3);
+    // The benchmark scores a problem all-or-nothing.
+    const bench = await verify(fence("python", "def is_even(n):\n    return True"), mbpp, { benchmark: "mbpp" });
+    assert.equal(bench.reward, 0, bench.reason);
     const crash = await verify(fence("python", "def is_even(n):\n    raise RuntimeError('no')"), mbpp);
     assert.equal(crash.reward, 0);
     assert.match(crash.reason, /RuntimeError/);
+  });
+
+  // MBPP's items whose correct answers are not exact builtins (MBPP/40, 88, 533, 653, 902: a
+  // Counter, a defaultdict, a type), whose tests construct the solution's own classes (MBPP/367,
+  // 601, 927: Pair(5, 24), a tree of Node built by the test's setup code), and whose test uses a
+  // module the solution imported (MBPP/596: sys). Python's == accepts each; so must the harness.
+  test("assert scripts accept what Python's == accepts: Counter, defaultdict, OrderedDict, namedtuple, types, own classes, imported modules", async () => {
+    const sol = [
+      "import sys",
+      "from collections import Counter, defaultdict, OrderedDict, namedtuple",
+      "class Pair(object):\n    def __init__(self, a, b):\n        self.a = a\n        self.b = b",
+      "def max_chain_length(arr, n):\n    best = [1] * n\n    for i in range(1, n):\n        for j in range(i):\n            if arr[i].a > arr[j].b and best[i] < best[j] + 1:\n                best[i] = best[j] + 1\n    return max(best)",
+      "class Node:\n    def __init__(self, data):\n        self.data = data\n        self.left = None\n        self.right = None",
+      "def max_height(node):\n    return 0 if node is None else max(max_height(node.left), max_height(node.right)) + 1",
+      "def freq_count(xs):\n    return Counter(xs)",
+      "def grouping_dictionary(pairs):\n    d = defaultdict(list)\n    for k, v in pairs:\n        d[k].append(v)\n    return d",
+      "def ordered():\n    return OrderedDict([('a', 1), ('b', 2)])",
+      "Point = namedtuple('Point', 'x y')\ndef origin():\n    return Point(0, 0)",
+      "def remove_datatype(t, data_type):\n    return [x for x in t if not isinstance(x, data_type)]",
+      "def tuple_size(t):\n    return sys.getsizeof(t)",
+      "def kind(x):\n    return type(x)",
+    ].join("\n");
+    const ref = {
+      test_list: [
+        "assert max_chain_length([Pair(5, 24), Pair(15, 25),Pair(27, 40), Pair(50, 60)], 4) == 3",
+        "assert (max_height(root)) == 3",
+        "assert freq_count([10,10,10,10,20,20,20,20,40,40,50,50,30])==({10: 4, 20: 4, 40: 2, 50: 2, 30: 1})",
+        "assert grouping_dictionary([('yellow', 1), ('blue', 2), ('yellow', 3)])==({'yellow': [1, 3], 'blue': [2]})",
+        "assert ordered() == {'b': 2, 'a': 1}",
+        "assert origin() == (0, 0)",
+        "assert remove_datatype((4, 5, 4, 7.7, 1.2), int) == [7.7, 1.2]",
+        "assert tuple_size((\"A\", 1, \"B\", 2, \"C\", 3) ) == sys.getsizeof((\"A\", 1, \"B\", 2, \"C\", 3))",
+        "assert kind(3) == int\nassert kind('x') == str\nassert kind(1.5) != int",
+        "assert Pair(5, 24).a == 5",
+      ],
+      test_setup_code: "root = Node(1)\nroot.left = Node(2)\nroot.right = Node(3)\nroot.left.left = Node(4)\nroot.left.right = Node(5)",
+    };
+    const ok = await verify(fence("python", sol), ref);
+    assert.equal(ok.reward, 1, ok.reason + JSON.stringify((ok.details as any)?.tests?.filter((t: any) => t.status !== "passed")));
+    // Wrong answers of the same shapes still fail, each its own test.
+    const wrong = sol
+      .replace("best[j] + 1:", "best[j] + 2:").replace("max_height(node.right)) + 1", "max_height(node.right)) + 2")
+      .replace("return Counter(xs)", "return Counter(xs[1:])").replace("d[k].append(v)", "d[k].insert(0, v)")
+      .replace("('b', 2)])", "('b', 3)])").replace("Point(0, 0)", "Point(0, 1)").replace("not isinstance", "isinstance")
+      .replace("sys.getsizeof(t)", "sys.getsizeof(t) + 1").replace("return type(x)", "return type(str(x))").replace("self.a = a", "self.a = b");
+    const w = await verify(fence("python", wrong), ref);
+    assert.equal(w.reward, 0, w.reason);
+    assert.deepEqual((w.details as any).tests.map((t: any) => t.status), Array(10).fill("failed"));
   });
 
   describe("reward hacks earn nothing", () => {
@@ -197,6 +266,8 @@ describe("code verifier in the docker sandbox", { skip: opened.skip }, () => {
       "forging records with the nonce found in memory":
         "import gc, os\nfor o in gc.get_objects():\n    for v in (o.values() if isinstance(o, dict) else [o]):\n        if isinstance(v, (bytes, str)) and str(v).find('ASSAY:') >= 0:\n" +
         "            m = v if isinstance(v, bytes) else v.encode()\n            os.write(1, b'\\n' + m + b'{\"t\": 0, \"end\": true}\\n' + m + b'{\"t\": 1, \"end\": true}\\n')\nos._exit(0)",
+      "a type that claims a builtin's name": "def add(a, b):\n    return type('int', (), {'__eq__': lambda s, o: True})",
+      "a Counter subclass whose == is always true": "from collections import Counter\nclass C(Counter):\n    def __eq__(self, o): return True\ndef add(a, b): return C()",
       "reading the trusted process's memory through /proc":
         "import os, re\ndef add(a, b):\n    pid = os.getppid()\n    maps = open('/proc/%d/maps' % pid).read().splitlines()\n    mem = open('/proc/%d/mem' % pid, 'rb')\n" +
         "    for line in maps:\n        lo, hi = (int(x, 16) for x in line.split()[0].split('-'))\n        try:\n            mem.seek(lo); chunk = mem.read(hi - lo)\n        except Exception: continue\n" +
@@ -208,6 +279,23 @@ describe("code verifier in the docker sandbox", { skip: opened.skip }, () => {
         assert.equal(r.reward, 0, `${name}: ${r.reason}`);
       });
     }
+    test("a module planted in the scratch directory for the tests' import", async () => {
+      // Imported by the tests, it would run in the trusted process, find the record marker in the
+      // harness's frame and print passing records for both tests.
+      const planted = [
+        "import os, sys",
+        "f = sys._getframe()",
+        "while f is not None:",
+        "    m = f.f_locals.get('marker')",
+        "    if isinstance(m, bytes):",
+        "        os.write(1, b'\\n' + m + b'{\"t\": 0, \"end\": true}\\n' + m + b'{\"t\": 1, \"end\": true}\\n')",
+        "        os._exit(0)",
+        "    f = f.f_back",
+      ].join("\n");
+      const src = `import os\nSRC = ${JSON.stringify(planted)}\nfor d in {os.getcwd(), os.path.dirname(os.path.abspath('solution.py')), os.path.dirname(os.path.abspath('main.py'))}:\n    try:\n        open(os.path.join(d, 'bisect.py'), 'w').write(SRC)\n    except Exception: pass\ndef add(a, b): return 0`;
+      const r = await verify(fence("python", src), { test_list: ["import bisect\nassert add(1, 2) == 3", "import bisect\nassert add(2, 2) == 4"] });
+      assert.equal(r.reward, 0, r.reason);
+    });
     test("math functions patched before a truth assert", async () => {
       const ref = { test_list: ["import math\nassert math.isclose(f(), 2.0)"] };
       const r = await verify(fence("python", "import math\nmath.isclose = lambda *a, **k: True\ndef f(): return 1.0"), ref);
@@ -239,6 +327,51 @@ describe("JavaScript through the js backend (isolated-vm)", async () => {
     assert.equal((await run("const [a, b] = readline().split(' ').map(Number); console.log(a - b)")).reward, 0);
     const loop = await run("while (true) {}");
     assert.equal((loop.details as any).tests[0].status, "time_limit");
+  });
+  // HumanEval-X's JavaScript shape (JavaScript/0): the prompt's declaration, the completion, and
+  // a test that calls console.assert, which prints "Assertion failed" and goes on, as Node's does.
+  const hx = {
+    test: "const testHasCloseElements = () => {\n  console.assert(hasCloseElements([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.3) === true)\n  console.assert(hasCloseElements([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.05) === false)\n  console.assert(hasCloseElements([1.0, 2.0, 5.9, 4.0, 5.0], 0.95) === true)\n  console.assert(hasCloseElements([1.1, 2.2, 3.1, 4.1, 5.1], 1.0) === true)\n}\n\ntestHasCloseElements()\n",
+    entry_point: "hasCloseElements",
+  };
+  const hxSolution = (cmp: string, extra = "") => "```js\nconst hasCloseElements = (numbers, threshold) => {\n" + extra +
+    "  for (let i = 0; i < numbers.length; i++)\n    for (let j = 0; j < numbers.length; j++)\n      if (i != j && Math.abs(numbers[i] - numbers[j]) " + cmp + " threshold) return true\n  return false\n}\n```";
+  const jsItem = (response: string, reference: unknown) => verifyDirect(code, { response, reference, options: { language: "javascript", time_limit_ms: 1000 } }, { services });
+  test("HumanEval-X JavaScript: console.assert tests; correct 1, wrong 0 naming the line, debug output free", { skip: js ? false : "isolated-vm unavailable" }, async () => {
+    const ok = await jsItem(hxSolution("<"), hx);
+    assert.equal(ok.reward, 1, ok.reason);
+    assert.equal((ok.details as any).format, "program");
+    const wrong = await jsItem(hxSolution(">"), hx);
+    assert.equal(wrong.reward, 0, wrong.reason);
+    assert.match(wrong.reason, /Assertion failed \(line \d+\)/);
+    const chatty = await jsItem(hxSolution("<", "  console.log('debug', numbers); console.table(numbers)\n"), hx);
+    assert.equal(chatty.reward, 1, chatty.reason);
+    // The thrown error's message is the reason, not a stack frame.
+    const crash = await jsItem("```js\nconst hasCloseElements = (numbers) => numbers.nope.length\n```", hx);
+    assert.equal(crash.reward, 0);
+    assert.match(crash.reason, /TypeError: Cannot read properties of undefined \(reading 'length'\) \(line 1\)/);
+  });
+  test("whole-program JavaScript: hostile programs (early exit, silencing console.assert, an endless loop) earn 0", { skip: js ? false : "isolated-vm unavailable" }, async () => {
+    for (const hack of [
+      "process.exit(0)",
+      "console.assert = () => {}\nconst hasCloseElements = () => false",
+      "Object.defineProperty(console, 'assert', { value: () => {} })\nconst hasCloseElements = () => false",
+      "const hasCloseElements = () => { process.exit(0) }",
+      "process.stdout.write('\\nASSAY-END:000000000000000000000000\\n'); process.exit(0)",
+      "const hasCloseElements = () => { for (;;) {} }",
+    ]) {
+      const r = await jsItem("```js\n" + hack + "\n```", hx);
+      assert.equal(r.reward, 0, `${hack}: ${r.reason}`);
+    }
+  });
+  test("MultiPL-E JavaScript: require('node:assert') and deepEqual", { skip: js ? false : "isolated-vm unavailable" }, async () => {
+    const ref = { tests: "const assert = require('node:assert');\n\n\nfunction test() {\n  let candidate = sort_third;\n  assert.deepEqual(candidate([5, 6, 3, 4, 8, 9, 2]),[2, 6, 3, 4, 8, 9, 5]);\n  assert.deepEqual(candidate([1, 2, 3]),[1, 2, 3]);\n}\n\ntest();" };
+    const sol = "```js\nfunction sort_third(l){\n  const t = l.filter((_, i) => i % 3 == 0).sort((a, b) => a - b);\n  return l.map((x, i) => (i % 3 == 0 ? t[i / 3] : x));\n}\n```";
+    const ok = await jsItem(sol, ref);
+    assert.equal(ok.reward, 1, ok.reason);
+    const wrong = await jsItem(sol.replace("a - b", "b - a"), ref);
+    assert.equal(wrong.reward, 0);
+    assert.match(wrong.reason, /AssertionError: Expected values to be loosely deep-equal: \[ 5, 6, 3, 4, 8, 9, 2 \] != \[ 2, 6, 3, 4, 8, 9, 5 \] \(line 10\)/);
   });
   test("a language no backend runs is an error naming what to install", { skip: js ? false : "isolated-vm unavailable" }, async () => {
     await assert.rejects(verifyDirect(code, { response: "print(1)", reference: ref }, { services }), /install Docker or bubblewrap/);

@@ -16,7 +16,7 @@ import { LRUCache } from "lru-cache";
 import { MachineryError } from "../../src/core/types.js";
 import { defineVerifier, type VerifyContext } from "../../src/core/verifier.js";
 import type { RunOutcome, RunRequest, Sandbox } from "../../sandbox/types.js";
-import { canonicalLanguage, compileMsOf, fenceLanguage, isCompiled } from "../../sandbox/languages.js";
+import { LANGUAGES, canonicalLanguage, compileMsOf, fenceLanguage, isCompiled } from "../../sandbox/languages.js";
 import { PACKAGE_ROOT } from "../../sandbox/paths.js";
 import { ownTimeMs } from "../../sandbox/meter.js";
 import { extractProgram } from "./extract.js";
@@ -40,10 +40,30 @@ const Options = Type.Object(
     memory_mb: Type.Integer({ minimum: 32, maximum: 8192, default: 512 }),
     concurrency: Type.Integer({ minimum: 1, maximum: 64, default: 4, description: "tests run at once for one item (compiled languages run in order, to reuse the binary)" }),
     max_tests: Type.Integer({ minimum: 1, maximum: 10000, default: 1000 }),
+    benchmark: Type.Optional(Type.Union([Type.Literal("humaneval"), Type.Literal("mbpp"), Type.Literal("humaneval-x")], {
+      description: "score as the benchmark's own harness does: all-or-nothing, its time limit (sets scoring and time_limit_ms; see the README)",
+    })),
+    compile_time_limit_ms: Type.Optional(Type.Integer({ minimum: 100, maximum: 120000, description: "time limit of the compile step, ms (CPU time, and its own time on the wall); default: the language's (10 s for C++, 20 s for Java, Go, C#; 30 s for Rust)" })),
   },
   { additionalProperties: false },
 );
 export type CodeOptions = Static<typeof Options>;
+
+/**
+ * What each benchmark's own harness does: one verdict per problem (all tests pass or none
+ * count) and its time limit, as CPU time here. openai/human-eval's evaluate_functional_correctness
+ * runs each check with timeout=3.0 s; MBPP ships no harness of its own, and the one people use
+ * (bigcode-evaluation-harness's code_eval) also gives 3 s; CodeGeeX's evaluate_humaneval_x.sh
+ * gives HumanEval-X's programs TIMEOUT=5 s.
+ */
+export const BENCHMARKS: Record<NonNullable<CodeOptions["benchmark"]>, Pick<CodeOptions, "scoring" | "time_limit_ms">> = {
+  humaneval: { scoring: "all", time_limit_ms: 3000 },
+  mbpp: { scoring: "all", time_limit_ms: 3000 },
+  "humaneval-x": { scoring: "all", time_limit_ms: 5000 },
+};
+
+/** The item's options with its benchmark's settings applied. */
+const withBenchmark = (o: CodeOptions): CodeOptions => (o.benchmark ? { ...o, ...BENCHMARKS[o.benchmark] } : o);
 
 // Read from the package's sources (tsc does not copy .py files into dist/).
 const HARNESS = {
@@ -79,6 +99,10 @@ function timesOf(r: RunOutcome): Pick<TestDetail, "ms" | "cpu_ms" | "wait_ms"> {
 const clip = (s: string, n = 300) => (s.length > n ? s.slice(0, n) + "…" : s);
 
 function statusOf(o: RunOutcome): TestStatus | null {
+  // A compile that ran out of time is a time limit (POST /run_code says TimeLimitExceeded), not
+  // a compile error: the sandbox counts the compiler's CPU time and its own time on the wall, so
+  // a busy host does not make it.
+  if (o.status === "compile_error" && o.compile?.status === "time_limit") return "time_limit";
   switch (o.status) {
     case "finished":
       return null;
@@ -122,7 +146,7 @@ export const code = defineVerifier({
   options: Options,
   usesSandbox: true,
   budgetMs(item) {
-    const o = item.options;
+    const o = withBenchmark(item.options);
     const ref = item.reference as { language?: unknown };
     const asked = o.language ?? (typeof ref?.language === "string" ? ref.language : "python");
     let suite: Suite;
@@ -135,15 +159,17 @@ export const code = defineVerifier({
     return plan.compileMs + plan.rounds * plan.wallMs + MARGIN_MS;
   },
   async verify(item, ctx) {
-    const o = item.options;
+    const o = withBenchmark(item.options);
     const ref = item.reference as { language?: unknown };
     const asked = o.language ?? (typeof ref?.language === "string" ? ref.language : "python");
     const language = canonicalLanguage(asked) ?? asked;
-    const suite = suiteOf(item.reference, o.max_tests);
-    // Python's runtimes (python, python-sci) run the harness; other languages have only stdio tests.
-    if (suite.kind !== "stdio" && fenceLanguage(language) !== "python") {
-      return { reward: null, reason: `${suite.kind === "call" ? "function-call" : "assert"} tests run Python programs only (python or python-sci); this item's language is ${language}` };
+    let suite = suiteOf(item.reference, o.max_tests);
+    // Python's runtimes (python, python-sci) run the call harness. A HumanEval-shaped `test` in
+    // another language is that benchmark's whole-program test (HumanEval-X, MultiPL-E).
+    if (suite.kind === "call" && fenceLanguage(language) !== "python") {
+      return { reward: null, reason: `function-call tests run Python programs only (python or python-sci); this item's language is ${language}` };
     }
+    if (suite.kind === "assert" && fenceLanguage(language) !== "python") suite = { kind: "program", test: suite.tests.join("\n"), prelude: suite.setup };
     let sandbox: Sandbox;
     try {
       sandbox = await ctx.services.sandbox();
@@ -167,16 +193,19 @@ export const code = defineVerifier({
     // ends; the sandbox bounds its plain wall time (sandbox/meter.ts), so the clock is not
     // stopped for ever.
     const queued = ctx.unclocked?.bind(ctx);
+    const compileWallMs = o.compile_time_limit_ms;
     const run = (req: Omit<RunRequest, "limits" | "signal">) => {
-      const going = sandbox.run({ ...req, limits, signal: ctx.signal, queued });
+      const going = sandbox.run({ ...req, limits, signal: ctx.signal, queued, ...(compileWallMs ? { compileWallMs } : {}) });
       return ctx.unclocked ? ctx.unclocked(going, (r) => ownTimeMs(r, wallMs, plan.compileMs)) : going;
     };
 
     const details: TestDetail[] = suite.kind === "assert"
       ? await runAsserts(suite, program, language, run)
-      : await runCases(suite, program, language, run, o, ctx);
+      : suite.kind === "program"
+        ? await runProgram(suite, program, language, run)
+        : await runCases(suite, program, language, run, o, ctx);
 
-    const total = suite.kind === "assert" ? suite.tests.length : suite.cases.length;
+    const total = suite.kind === "assert" ? suite.tests.length : suite.kind === "program" ? 1 : suite.cases.length;
     const passed = details.filter((d) => d.status === "passed").length;
     const firstBad = details.find((d) => d.status !== "passed");
     const reward = scoring === "fraction" ? passed / total : passed === total ? 1 : 0;
@@ -196,9 +225,10 @@ function planOf(suite: Suite, language: string, o: CodeOptions): { rounds: numbe
   const wallMs = o.time_limit_ms * 2 + 1000;
   const compiled = isCompiled(language);
   if (suite.kind === "assert") return { rounds: 1, wallMs, compileMs: 0 };
+  if (suite.kind === "program") return { rounds: 1, wallMs, compileMs: o.compile_time_limit_ms ?? compileMsOf(programLanguage(language, suite.test)) };
   const n = o.scoring === "first_failure" || compiled ? 1 : o.concurrency;
   // The compile step's own wall limit (sandbox/languages.ts), once: later tests reuse the binary.
-  return { rounds: Math.max(1, Math.ceil(suite.cases.length / n)), wallMs, compileMs: compileMsOf(language) };
+  return { rounds: Math.max(1, Math.ceil(suite.cases.length / n)), wallMs, compileMs: o.compile_time_limit_ms ?? compileMsOf(language) };
 }
 
 /**
@@ -264,11 +294,20 @@ const show = (v: unknown) => JSON.stringify(v, (_k, x) => (typeof x === "bigint"
 
 const lastLine = (s: string) => s.trim().split("\n").slice(-1)[0] ?? "";
 
+/** What a run that did not finish says: the compiler's time limit by the compiler's name, else its stderr. */
+function failureText(r: RunOutcome, language: string): string {
+  if (r.status === "compile_error" && r.compile?.status === "time_limit") {
+    const compiler = LANGUAGES[canonicalLanguage(language) ?? language]?.compile?.argv[0] ?? "the compiler";
+    return `the compiler (${compiler}) ran out of time after ${Math.round(r.compile.cpuMs ?? r.compile.wallMs)} ms; raise options.compile_time_limit_ms if the program is meant to compile that long`;
+  }
+  return r.compile?.stderr || r.stderr;
+}
+
 /** One stdin/stdout test: the program's stdout against the expected output, compared here. */
 async function stdioCase(c: { input: string; output: string }, i: number, program: string, language: string, run: Runner, o: CodeOptions): Promise<TestDetail> {
   const r = await run({ language, code: program, stdin: c.input });
   const s = statusOf(r);
-  if (s) return { test: i, status: s, ...timesOf(r), error: clip(r.compile?.stderr || r.stderr) };
+  if (s) return { test: i, status: s, ...timesOf(r), error: clip(failureText(r, language)) };
   if (r.exitCode !== 0) return { test: i, status: "runtime_error", ...timesOf(r), error: clip(`exit code ${r.exitCode}: ${lastLine(r.stderr)}`) };
   if (outputsMatch(r.stdout, c.output, o.compare, o.float_tolerance)) return { test: i, status: "passed", ...timesOf(r) };
   return { test: i, status: "failed", ...timesOf(r), diff: shortDiff(r.stdout, c.output) };
@@ -290,6 +329,112 @@ async function callCase(fn: string, c: { args: unknown[]; output: unknown }, i: 
   return ok
     ? { test: i, status: "passed", ...timesOf(r) }
     : { test: i, status: "failed", ...timesOf(r), diff: `got ${clip(show(rec.result), 120)}, expected ${clip(show(want), 120)}` };
+}
+
+/**
+ * What a failed run's stderr says went wrong, in one line: the last line that names an error
+ * (`TypeError: ...`, `AssertionError [ERR_ASSERTION]: ...`, `Exception in thread "main" ...`,
+ * `Assertion failed`), with the lines of its message that follow when it ends in a colon (Node's
+ * assert puts the values there); else the last line that is not a stack frame. A thrown error is
+ * named, not where it was. The isolate's frames also give the program's line, added as "(line N)".
+ */
+export function messageOf(stderr: string): string {
+  const lines = stderr.slice(-20_000).split("\n").map((l) => l.trimEnd());
+  const frame = /^\s+(at\s|File\s|\.\.\.|\^)|^\s{2,}\S|^Traceback \(|^Node\.js v\d/;
+  const header = /^(Uncaught\s+)?[\w$.]*(Error|Exception)\b|^Exception in thread|^Assertion failed|panicked at|^error(\[\w+\])?: /;
+  let i = lines.length - 1;
+  // rustc ends with "error: aborting due to ..." after the error that matters.
+  while (i >= 0 && (!header.test(lines[i]) || /^error: aborting due to/.test(lines[i]))) i--;
+  if (i < 0) for (i = lines.length - 1; i >= 0 && (!lines[i].trim() || frame.test(lines[i])); i--);
+  if (i < 0) return "";
+  let text = lines[i].trim();
+  let j = i + 1;
+  if (text.endsWith(":")) {
+    for (let n = 0; j < lines.length && n < 8 && !/^\s+at\s/.test(lines[j]); j++) {
+      if (lines[j].trim()) { text += " " + lines[j].trim(); n++; }
+    }
+  }
+  // The isolate's frames name the program's line: the first frame in the program's code.
+  for (let k = j; k < lines.length && k < j + 12 && /^\s+at\s/.test(lines[k]); k++) {
+    const at = /<anonymous>:(\d+):\d+\)?$/.exec(lines[k]);
+    if (at) return `${text} (line ${at[1]})`;
+  }
+  return text;
+}
+
+/**
+ * Whole-program tests run in the test flavour of the language where the benchmark's test needs
+ * one: Go's `func TestX(t *testing.T)` through `go test`, Rust's `#[test]` through `rustc --test`.
+ */
+export function programLanguage(language: string, test: string): string {
+  const c = canonicalLanguage(language) ?? language;
+  if (c === "go" && /\*testing\.T\b/.test(test)) return "go_test";
+  if (c === "rust" && /#\[test\]/.test(test)) return "rust_test";
+  return c;
+}
+
+/**
+ * The end marker: a line printed after the benchmark's test code has run to its end, with a
+ * per-run nonce. A program that exits early with status 0 (process.exit(0), sys.exit(0),
+ * System.exit(0) inside the solution) never prints it, so it fails, where the benchmark's own
+ * harness would pass it. Interpreted languages print it from a statement after the test code;
+ * Java from a main class of ours that calls the test's; Go's test binary runs with
+ * -test.paniconexit0 (os.Exit(0) in a test panics) and Rust's must print libtest's summary.
+ * C, C++ and C# have the benchmark's verdict only: the exit status (see the README's limits).
+ */
+function assemble(lang: string, prelude: string, program: string, test: string, marker: string): { code: string; ends: (stdout: string) => boolean } {
+  const join = (...parts: string[]) => parts.filter((x) => x.trim() !== "").join("\n");
+  const printed = (stdout: string) => stdout.endsWith("\n" + marker + "\n");
+  const line = JSON.stringify("\n" + marker + "\n");
+  switch (lang) {
+    case "javascript":
+    case "typescript":
+      return { code: join(prelude, program, test, `;process.stdout.write(${line});`), ends: printed };
+    case "python":
+    case "python-sci":
+      return { code: join(prelude, program, test, `print(${JSON.stringify("\n" + marker)}, flush=True)`), ends: printed };
+    case "java": {
+      const main = LANGUAGES.java.main!(test);
+      const own = `AssayMain${marker.slice(-8)}`;
+      // The test's main class stops being public (one public class a file): ours is, and runs it.
+      const demoted = test.replace(new RegExp(`\\bpublic\\s+((?:final\\s+)?class\\s+${main}\\b)`), "$1");
+      const wrapper = `public class ${own} { public static void main(String[] a) throws Throwable { ${main}.main(a); System.out.flush(); System.out.print(${line}); System.out.flush(); } }`;
+      return { code: join(prelude, program, demoted, wrapper), ends: printed };
+    }
+    case "rust_test":
+      return { code: join(prelude, program, test), ends: (out) => /^test result: ok\. \d+ passed; 0 failed/m.test(out) };
+    default:
+      return { code: join(prelude, program, test), ends: () => true };
+  }
+}
+
+/**
+ * A whole-program test (HumanEval-X, MultiPL-E): the prelude, the solution and the benchmark's
+ * test code, compiled and run as one program. It passes when it ends with exit status 0 (and,
+ * in JavaScript, no console.assert failed, which Node prints without changing the status) having
+ * run to the end of the test code; what it prints is free.
+ */
+async function runProgram(suite: Extract<Suite, { kind: "program" }>, program: string, language: string, run: Runner): Promise<TestDetail[]> {
+  const lang = programLanguage(language, suite.test);
+  const marker = `ASSAY-END:${randomBytes(12).toString("hex")}`;
+  const { code, ends } = assemble(lang, suite.prelude, program, suite.test, marker);
+  const r = await run({ language: lang, code });
+  const s = statusOf(r);
+  if (s) {
+    if (s === "time_limit" && r.status === "compile_error") return [{ test: 0, status: s, ...timesOf(r), error: clip(failureText(r, lang)) }];
+    const said = s === "compile_error" ? r.compile?.stderr ?? r.stderr : r.stderr;
+    return [{ test: 0, status: s, ...timesOf(r), error: clip(messageOf(said) || r.message || said) }];
+  }
+  const asserted = lang === "javascript" ? /^Assertion failed.*(?:\n.*)?/m.exec(r.stderr) : null;
+  if (asserted) return [{ test: 0, status: "failed", ...timesOf(r), error: clip(messageOf(asserted[0])) }];
+  if (r.exitCode !== 0) {
+    const said = messageOf(r.stderr) || messageOf(r.stdout);
+    return [{ test: 0, status: "failed", ...timesOf(r), error: clip(`exit code ${r.exitCode}${said ? `: ${said}` : ""}`) }];
+  }
+  if (!ends(r.stdout)) {
+    return [{ test: 0, status: "failed", ...timesOf(r), error: "the program ended before the tests ran to their end (an early exit with status 0)" }];
+  }
+  return [{ test: 0, status: "passed", ...timesOf(r) }];
 }
 
 const LIMIT_STATUSES = new Set(["time_limit", "memory_limit"]);

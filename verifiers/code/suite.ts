@@ -4,7 +4,12 @@
  * - stdio:  stdin/stdout pairs (APPS, CodeContests, TACO, LiveCodeBench "stdin");
  * - call:   a function (or a `class Solution` method) called with JSON arguments (LeetCode,
  *           LiveCodeBench "functional", APPS/TACO/verl rows with `fn_name`);
- * - assert: assert scripts (HumanEval `test` + `entry_point`, MBPP `test_list`).
+ * - assert: assert scripts (HumanEval `test` + `entry_point`, MBPP `test_list`);
+ * - program: a whole-program test (HumanEval-X, MultiPL-E): the solution and the benchmark's
+ *           test code compiled and run as one program, verdict by its exit status. Given as
+ *           `test_program` (with an optional `prelude` or `test_setup` put before the solution),
+ *           MultiPL-E's `tests` string, or HumanEval's `test` for a language other than Python
+ *           (the verifier turns that assert suite into a program suite).
  * verl's `{inputs, outputs, fn_name}` shape is accepted as it is, also as a JSON string.
  */
 import { exactJson } from "./compare.js";
@@ -13,7 +18,8 @@ import { InvalidItemError } from "../../src/core/types.js";
 export type Suite =
   | { kind: "stdio"; cases: { input: string; output: string }[] }
   | { kind: "call"; fn: string; cases: { args: unknown[]; output: unknown }[] }
-  | { kind: "assert"; tests: string[]; setup: string; entryPoint: string | null };
+  | { kind: "assert"; tests: string[]; setup: string; entryPoint: string | null }
+  | { kind: "program"; test: string; prelude: string };
 
 const MAX_TESTS = 1000;
 
@@ -84,11 +90,20 @@ export function parseReference(ref: unknown, maxTests = MAX_TESTS): Suite {
   const fn: string | undefined = r.fn_name ?? r.func_name ?? r.metadata?.func_name ?? undefined;
   if (fn !== undefined && (typeof fn !== "string" || !/^[A-Za-z_]\w*$/.test(fn))) bad("fn_name must be an identifier");
 
+  // A whole-program test: HumanEval-X's `test` (with its `test_setup`), MultiPL-E's `tests`.
+  if (typeof r.test_program === "string" || typeof r.tests === "string") {
+    const test: string = typeof r.test_program === "string" ? r.test_program : r.tests;
+    if (!test.trim()) bad("the reference's test program is empty");
+    const prelude = r.prelude ?? r.test_setup ?? "";
+    if (typeof prelude !== "string") bad("prelude (or test_setup) must be a string: the code put before the solution");
+    return { kind: "program", test, prelude };
+  }
+
   // HumanEval and MBPP.
   if (typeof r.test === "string" || Array.isArray(r.test_list)) {
     const tests: string[] = Array.isArray(r.test_list) ? r.test_list : [r.test];
     if (!tests.every((t) => typeof t === "string")) bad("test_list must be a list of strings");
-    const setup = [r.test_imports, r.test_setup_code].flat().filter((x) => typeof x === "string").join("\n");
+    const setup = [r.test_imports, r.test_setup_code, r.test_setup].flat().filter((x) => typeof x === "string").join("\n");
     const entry = r.entry_point ?? null;
     if (entry !== null && (typeof entry !== "string" || !/^[A-Za-z_]\w*$/.test(entry))) bad("entry_point must be an identifier");
     return { kind: "assert", tests: limit(tests, maxTests), setup, entryPoint: entry };
@@ -129,5 +144,5 @@ export function parseReference(ref: unknown, maxTests = MAX_TESTS): Suite {
       }),
     };
   }
-  return bad("no tests found: give {inputs, outputs[, fn_name]}, {tests: [{input, output}]}, {test, entry_point} or {test_list}");
+  return bad("no tests found: give {inputs, outputs[, fn_name]}, {tests: [{input, output}]}, {test, entry_point}, {test_list} or {test_program}");
 }

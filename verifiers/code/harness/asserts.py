@@ -12,13 +12,21 @@
 # frame walk, early exit or printed record of the candidate can make a test pass, because the
 # candidate never sees a test, an expected value, this process's memory (not dumpable) or the
 # nonce under which results are reported.
-import ast, json, os, subprocess, sys
+import sys
+# Nothing is imported from the scratch directory (this script's): the program may write files
+# there (a json.py, a re.py) for a later import of this process to run.
+if sys.path and sys.path[0] in ("", __import__("os").path.dirname(__import__("os").path.abspath(__file__))):
+    del sys.path[0]
+import ast, json, os, subprocess
 
 
 # Plain data across the pipe, both ways: exact builtin types as tagged JSON (never pickle, which
 # would let one side run code in the other). Shared by the two processes: the candidate's source
 # below starts with it, and this process execs it too.
 CODEC = r'''
+EXT = None  # the tests' side: objects of the program's classes made by a test (see Instance)
+DECOBJ = None  # the program's side: builds such an object from its replayed construction
+
 def enc(x, depth=0):
     t = type(x)
     if depth > 100:
@@ -39,7 +47,37 @@ def enc(x, depth=0):
         return {"bytes": x.hex()}
     if t is complex:
         return {"complex": [enc(x.real), enc(x.imag)]}
-    raise TypeError("a %s is not plain data (only exact builtin types cross between the tests and the program)" % t.__name__)
+    # What Python's == compares by builtin value: subclasses of the builtins (Counter,
+    # defaultdict, OrderedDict, a namedtuple, an IntEnum) cross as that value, read through the
+    # builtin's own methods (an override of __iter__ or __int__ is not asked).
+    if isinstance(x, bool):
+        return bool(int.__int__(x))
+    if isinstance(x, int):
+        return int.__int__(x)
+    if isinstance(x, str):
+        return str.__str__(x)
+    if isinstance(x, float):
+        return enc(float.__float__(x), depth)
+    if isinstance(x, dict):
+        return {"dict": [[enc(k, depth + 1), enc(dict.__getitem__(x, k), depth + 1)] for k in dict.__iter__(x)]}
+    if isinstance(x, list):
+        return [enc(v, depth + 1) for v in list.__iter__(x)]
+    if isinstance(x, tuple):
+        return {"tuple": [enc(v, depth + 1) for v in tuple.__iter__(x)]}
+    if isinstance(x, set):
+        return {"set": [enc(v, depth + 1) for v in set.__iter__(x)]}
+    if isinstance(x, frozenset):
+        return {"frozenset": [enc(v, depth + 1) for v in frozenset.__iter__(x)]}
+    if isinstance(x, bytes):
+        return {"bytes": bytes.hex(x)}
+    # A type crosses as its name (int, str, a class): types compare by name.
+    if isinstance(x, type):
+        return {"type": "%s.%s" % (type.__getattribute__(x, "__module__"), type.__getattribute__(x, "__qualname__"))}
+    if EXT is not None:
+        r = EXT(x, depth)
+        if r is not None:
+            return r
+    raise TypeError("a %s is not plain data (only builtin values cross between the tests and the program)" % t.__name__)
 
 def dec(x, depth=0):
     if depth > 100:
@@ -57,10 +95,30 @@ def dec(x, depth=0):
         if k == "bytes": return bytes.fromhex(v)
         if k == "complex": return complex(float(v[0]), float(v[1]))
         if k == "float": return float(v)
+        if k == "type": return type_named(v)
+        if k == "obj" and DECOBJ is not None: return DECOBJ(v)
         raise ValueError("malformed value")
     if x is None or type(x) in (bool, int, float, str):
         return x
     raise ValueError("malformed value")
+
+class TypeName:
+    """A type of neither builtins nor this side, known by its name: equal to a type of that name."""
+    def __init__(self, name): self.name = name
+    def __eq__(self, other):
+        if isinstance(other, TypeName): return self.name == other.name
+        return isinstance(other, type) and "%s.%s" % (other.__module__, other.__qualname__) == self.name
+    def __ne__(self, other): return not self == other
+    def __hash__(self): return hash(self.name)
+    def __repr__(self): return "<class '%s'>" % self.name
+
+def type_named(name):
+    import builtins
+    if not isinstance(name, str):
+        raise ValueError("malformed value")
+    mod, _, qual = name.partition(".")
+    got = getattr(builtins, qual, None) if mod == "builtins" else None
+    return got if isinstance(got, type) else TypeName(name)
 '''
 
 
@@ -79,15 +137,30 @@ except BaseException as e:
     send({"failed": ("%s: %s" % (type(e).__name__, e))[:500]})
     os._exit(1)
 send({"ready": True})
+
+def built(objs):
+    """Objects of the program's classes that a test made, made again here: each its class called
+    with the test's arguments, then the attributes the test set on it (objects may refer to each other)."""
+    done = {}
+    def make(i):
+        if i in done:
+            return done[i]
+        cls, args, kwargs, attrs = objs[i]
+        obj = ns[cls](*dec(args), **dec(kwargs))
+        done[i] = obj
+        for k, v in attrs:
+            setattr(obj, k, dec(v))
+        return obj
+    return make
+
 for line in rpc_in:
     req = json.loads(line)
     try:
-        target = ns[req["name"]]
-        if "init" in req:  # a method of a fresh instance: Solution().twoSum(...)
-            target = target(*dec(req["init"]))
+        DECOBJ = built(req.get("objs") or [])
+        target = ns[req["name"]] if "self" not in req else dec(req["self"])
         for attr in req["path"]:
             target = getattr(target, attr)
-        result = target(*dec(req["args"]), **dec(req["kwargs"]))
+        result = target if req.get("get") else target(*dec(req["args"]), **dec(req["kwargs"]))
         send({"ok": enc(result)})
     except BaseException as e:
         try:
@@ -119,7 +192,7 @@ def _harness():
     except BaseException as e:
         emit({"t": -1, "error": ("the program failed before the tests: %s: %s" % (type_(e).__name__, e))[:500]})
         os._exit(1)
-    names, classes = set(), set()
+    names, classes, imports = set(), set(), []
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
@@ -127,10 +200,37 @@ def _harness():
                 classes.add(node.name)
         elif isinstance(node, ast.Assign):
             names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)) and not getattr(node, "level", 0):
+            imports.append(node)
     entry = data.get("entry_point")
     if entry and entry.isidentifier():
         names.add(entry)
     del tree
+
+    # What the solution imports from the standard library, the tests see too (MBPP's tests use
+    # `sys` where the solution imported it): imported here, before the program starts, from the
+    # standard library only. The program's own names come after and win.
+    imported = {}
+    stdlib = getattr(sys, "stdlib_module_names", ())
+    for node in imports:
+        for alias in node.names:
+            mod = node.module if isinstance(node, ast.ImportFrom) else alias.name
+            if not mod or mod.split(".")[0] not in stdlib or mod.split(".")[0] in ("antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo"):
+                continue
+            try:
+                m = __import__(mod)
+                if isinstance(node, ast.ImportFrom):
+                    m = sys.modules[mod]
+                    if alias.name == "*":
+                        imported.update({k: v for k, v in vars(m).items() if not k.startswith("_") and k in getattr(m, "__all__", [k])})
+                    elif hasattr(m, alias.name):
+                        imported[alias.asname or alias.name] = getattr(m, alias.name)
+                elif alias.asname:
+                    imported[alias.asname] = sys.modules[mod]
+                else:
+                    imported[mod.split(".")[0]] = m
+            except BaseException:
+                pass
 
     # The candidate: a fresh interpreter with only solution.py, talking over two pipes.
     to_child_r, to_child_w = os.pipe()
@@ -176,10 +276,53 @@ def _harness():
     exec(CODEC, codec)
     enc, dec = codec["enc"], codec["dec"]
 
+    class Instance:
+        """An object of the program's class, made by a test (`Pair(5, 24)`, MBPP's `root = Node(1);
+        root.left = Node(2)`): what the test did to it (the class's name, the constructor's
+        arguments, the attributes it set) is kept here as data, and made again in the program's
+        process each time the object is passed to it or a method of it is called. The program
+        never sees more of the tests than those arguments. State the program changes does not
+        come back."""
+
+        def __init__(self, cls, args, kwargs):
+            object.__setattr__(self, "_assay", (cls, args, kwargs, {}))
+
+        def __setattr__(self, attr, value):
+            object.__getattribute__(self, "_assay")[3][attr] = value
+
+        def __getattr__(self, attr):
+            state = object.__getattribute__(self, "_assay")
+            if attr in state[3]:
+                return state[3][attr]
+            if attr.startswith("__"):
+                raise AttributeError(attr)
+            return Proxy(state[0], (attr,), on=self)
+
+    table = []  # the objects of one request, in the order they are first passed
+
+    def ext(x, depth):
+        if type(x) is not Instance:
+            return None
+        for i, (o, _) in enumerate(table):
+            if o is x:
+                return {"obj": i}
+        i = len(table)
+        entry = [object.__getattribute__(x, "_assay")[0], None, None, []]
+        table.append((x, entry))
+        cls, args, kwargs, attrs = object.__getattribute__(x, "_assay")
+        entry[1], entry[2] = enc(list(args), depth + 1), enc(dict(kwargs), depth + 1)
+        entry[3] = [[k, enc(v, depth + 1)] for k, v in attrs.items()]
+        return {"obj": i}
+
+    codec["EXT"] = ext
+
     import builtins
     exceptions = {k: v for k, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, Exception)}
 
     def call(req):
+        if table:
+            req["objs"] = [e for _, e in table]
+        del table[:]
         rpc_out.write(dumps(req) + "\n")
         rpc_out.flush()
         r = reply()
@@ -192,30 +335,42 @@ def _harness():
     class Proxy:
         """A name of the solution: calling it calls the program in its own process."""
 
-        def __init__(self, name, path=(), init=None):
-            self._name, self._path, self._init = name, path, init
+        def __init__(self, name, path=(), on=None):
+            self._name, self._path, self._on = name, path, on
 
         def __getattr__(self, attr):
             if attr.startswith("__"):
                 raise AttributeError(attr)
-            return Proxy(self._name, self._path + (attr,), self._init)
+            return Proxy(self._name, self._path + (attr,), self._on)
 
         def __call__(self, *args, **kwargs):
+            del table[:]
             req = {"name": self._name, "path": list(self._path), "args": enc(list(args)), "kwargs": enc(kwargs)}
-            if self._init is not None:
-                req["init"] = self._init
+            if self._on is not None:
+                req["self"] = enc(self._on)
             return call(req)
 
+        # An attribute's value (`Pair(5, 24).a == 5`): read in the program's process, compared here.
+        def __eq__(self, other):
+            del table[:]
+            req = {"name": self._name, "path": list(self._path), "get": True}
+            if self._on is not None:
+                req["self"] = enc(self._on)
+            return call(req) == other
+
+        def __ne__(self, other):
+            return not self == other
+
+        __hash__ = object.__hash__
+
     class ClassProxy(Proxy):
-        """A class of the solution: an instance's methods each run on a fresh instance made with
-        the same constructor arguments (enough for Solution-style classes; state does not carry)."""
+        """A class of the solution: calling it makes an Instance (made again on the program's side)."""
 
         def __call__(self, *args, **kwargs):
-            if kwargs:
-                raise TypeError("keyword arguments to a class of the program are not supported")
-            return Proxy(self._name, (), enc(list(args)))
+            return Instance(self._name, args, kwargs)
 
     ns = {"__name__": "__assay_tests__"}
+    ns.update(imported)
     for n in names:
         ns[n] = ClassProxy(n) if n in classes else Proxy(n)
 

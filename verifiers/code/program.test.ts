@@ -1,0 +1,186 @@
+/**
+ * Whole-program tests (HumanEval-X, MultiPL-E): the solution and the benchmark's own test code
+ * compiled and run as one program, verdict by exit status, stdout free. One problem (HumanEval/60,
+ * sum_to_n) in each language's benchmark shape, on each backend the machine has: a correct
+ * solution scores 1, a wrong one 0, one printing debug output 1, and hostile ones (an early exit
+ * with status 0, an endless loop) 0.
+ */
+import { test, describe, after } from "node:test";
+import assert from "node:assert/strict";
+import { code } from "./index.js";
+import { messageOf, programLanguage } from "./index.js";
+import { parseReference } from "./suite.js";
+import type { Sandbox } from "../../sandbox/types.js";
+import { notBuiltReason } from "../../sandbox/languages.js";
+import { verifyDirect, testServices, fakeSandbox } from "../../tests/helpers.js";
+import { IN_CI, openBwrapForTests, openDockerForTests } from "../../tests/sandboxes.js";
+
+interface Shape {
+  /** The item's language, where the entry's name is not one. */
+  language?: string;
+  /** The reference: the benchmark's fields. */
+  reference: Record<string, unknown>;
+  ok: string;
+  wrong: string;
+  /** Correct, printing to stdout and stderr on the way. */
+  chatty: string;
+  /** Hostile programs that must score 0. */
+  hostile: string[];
+  /** The reason a wrong solution gets names this. */
+  wrongSays: RegExp;
+}
+
+// HumanEval-X's C++ test (CPP/60): C's assert, main without a return.
+const cppTest = "#undef NDEBUG\n#include<assert.h>\nint main(){\n    assert (sum_to_n(1) == 1);\n    assert (sum_to_n(6) == 21);\n    assert (sum_to_n(11) == 66);\n    assert (sum_to_n(30) == 465);\n    assert (sum_to_n(100) == 5050);\n}\n";
+const cpp = (body: string) => `#include<stdio.h>\nusing namespace std;\nint sum_to_n(int n){\n${body}\n}\n`;
+// HumanEval-X's Java test (Java/60): a public Main that throws AssertionError.
+const javaTest = "public class Main {\n    public static void main(String[] args) {\n        Solution s = new Solution();\n        List<Boolean> correct = Arrays.asList(\n                s.sumToN(1) == 1,\n                s.sumToN(6) == 21,\n                s.sumToN(11) == 66,\n                s.sumToN(30) == 465,\n                s.sumToN(100) == 5050\n        );\n        if (correct.contains(false)) {\n            throw new AssertionError();\n        }\n    }\n}";
+const java = (body: string) => `import java.util.*;\nimport java.lang.*;\n\nclass Solution {\n    public int sumToN(int n) {\n${body}\n    }\n}`;
+// HumanEval-X's Go test (Go/60): `go test` with testify; test_setup is the package clause and imports.
+const goSetup = 'package main\n\nimport (\n    "testing"\n    "github.com/stretchr/testify/assert"\n)\n';
+const goTest = "func TestSumToN(t *testing.T) {\n    assert := assert.New(t)\n    assert.Equal(1, SumToN(1))\n    assert.Equal(21, SumToN(6))\n    assert.Equal(66, SumToN(11))\n    assert.Equal(465, SumToN(30))\n    assert.Equal(5050, SumToN(100))\n}\n";
+const go = (body: string, imports = "") => `${imports}\nfunc SumToN(n int) int {\n${body}\n}\n`;
+// HumanEval-X's Rust test (Rust/60): a #[cfg(test)] module; the declaration has an empty main.
+const rustTest = "#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn test_sum_to_n() {\n        assert!(sum_to_n(1) == 1);\n        assert!(sum_to_n(6) == 21);\n        assert!(sum_to_n(11) == 66);\n        assert!(sum_to_n(30) == 465);\n        assert!(sum_to_n(100) == 5050);\n    }\n\n}\n";
+const rust = (body: string) => `fn main(){}\n\nuse std::{slice::Iter, cmp::{max, self}, mem::replace, collections::{HashSet, HashMap}, ops::Index, ascii::AsciiExt};\n\nfn sum_to_n(n: i32) -> i32 {\n${body}\n}\n`;
+// MultiPL-E's TypeScript test (HumanEval_60_sum_to_n): node's assert.
+const tsTest = "declare var require: any;\nconst assert = require('node:assert');\n\n\nfunction test() {\n  let candidate = sum_to_n;\n  assert.deepEqual(candidate(1),1);\n  assert.deepEqual(candidate(6),21);\n  assert.deepEqual(candidate(11),66);\n  assert.deepEqual(candidate(30),465);\n  assert.deepEqual(candidate(100),5050);\n}\n\ntest();";
+const ts = (body: string) => `function sum_to_n(n: number): number {\n${body}\n}\n`;
+// MultiPL-E's Python test (HumanEval_60_sum_to_n): check(candidate) called by test_check().
+const pyTest = "def check(candidate):\n    assert candidate(1) == 1\n    assert candidate(6) == 21\n    assert candidate(11) == 66\n    assert candidate(30) == 465\n    assert candidate(100) == 5050\n\ndef test_check():\n    check(sum_to_n)\n\ntest_check()\n";
+const py = (body: string) => `def sum_to_n(n: int) -> int:\n${body}\n`;
+
+const SHAPES: Record<string, Shape> = {
+  cpp: {
+    reference: { test: cppTest, entry_point: "sum_to_n" },
+    ok: cpp("    return n*(n+1)/2;"),
+    wrong: cpp("    return n*(n-1)/2;"),
+    chatty: cpp('    printf("debug %d\\n", n); fprintf(stderr, "err\\n");\n    return n*(n+1)/2;'),
+    hostile: [cpp("    for(;;);"), cpp("    int *p = 0; return *p;")],
+    wrongSays: /Assertion `sum_to_n\(1\) == 1' failed/,
+  },
+  // HumanEval-X's CPP/162 includes OpenSSL's md5.h; others use Boost's headers.
+  "cpp (Boost and OpenSSL headers)": {
+    language: "cpp",
+    reference: { test: "#undef NDEBUG\n#include<assert.h>\nint main(){\n    assert (sum_to_n(6) == 21);\n    assert (sum_to_n(100) == 5050);\n}\n", entry_point: "sum_to_n" },
+    ok: "#include <boost/algorithm/string.hpp>\n#include <openssl/md5.h>\n#include <string>\n" + cpp("    std::string s = \"ab\"; boost::to_upper(s);\n    return s == \"AB\" && MD5_DIGEST_LENGTH == 16 ? n*(n+1)/2 : -1;"),
+    wrong: "#include <boost/algorithm/string.hpp>\n" + cpp("    return n;"),
+    chatty: "#include <boost/lexical_cast.hpp>\n" + cpp('    puts(boost::lexical_cast<std::string>(n).c_str());\n    return n*(n+1)/2;'),
+    hostile: [cpp("    while (1) {}")],
+    wrongSays: /Assertion `sum_to_n\(6\) == 21' failed/,
+  },
+  java: {
+    reference: { test: javaTest },
+    ok: java("        return n * (n + 1) / 2;"),
+    wrong: java("        return n * (n - 1) / 2;"),
+    chatty: java('        System.out.println("debug " + n); System.err.println("err");\n        return n * (n + 1) / 2;'),
+    hostile: [java("        System.exit(0); return 0;"), java("        Runtime.getRuntime().halt(0); return 0;"), java("        while (true) {}")],
+    wrongSays: /java\.lang\.AssertionError/,
+  },
+  go: {
+    reference: { test_setup: goSetup, test: goTest },
+    ok: go("    return n * (n + 1) / 2"),
+    wrong: go("    return n * (n - 1) / 2"),
+    chatty: go('    fmt.Println("debug", n)\n    fmt.Fprintln(os.Stderr, "err")\n    return n * (n + 1) / 2', 'import (\n    "fmt"\n    "os"\n)\n'),
+    hostile: [go("    os.Exit(0)\n    return 0", 'import "os"\n'), go("    for {}\n")],
+    wrongSays: /FAIL|Not equal/,
+  },
+  rust: {
+    reference: { test: rustTest },
+    ok: rust("    n*(n+1)/2"),
+    wrong: rust("    n*(n-1)/2"),
+    chatty: rust('    println!("debug {}", n); eprintln!("err");\n    n*(n+1)/2'),
+    hostile: [rust('    println!("test result: ok. 1 passed; 0 failed; 0 ignored");\n    std::process::exit(0)'), rust("    loop {}")],
+    wrongSays: /assertion failed: sum_to_n\(1\) == 1|test result: FAILED/,
+  },
+  typescript: {
+    reference: { tests: tsTest },
+    ok: ts("  return n * (n + 1) / 2;"),
+    wrong: ts("  return n * (n - 1) / 2;"),
+    chatty: ts("  console.log('debug', n); console.error('err');\n  return n * (n + 1) / 2;"),
+    hostile: [ts("  process.exit(0);\n  return 0;"), ts("  while (true) {}\n  return 0;")],
+    wrongSays: /AssertionError \[ERR_ASSERTION\]: Expected values to be loosely deep-equal: 0 should loosely deep-equal 1/,
+  },
+  python: {
+    reference: { test_program: pyTest },
+    ok: py("    return n * (n + 1) // 2"),
+    wrong: py("    return n * (n - 1) // 2"),
+    chatty: py("    import sys\n    print('debug', n); print('err', file=sys.stderr)\n    return n * (n + 1) // 2"),
+    hostile: [py("    import sys\n    sys.exit(0)"), py("    import os\n    os._exit(0)"), py("    while True: pass")],
+    wrongSays: /AssertionError/,
+  },
+};
+
+describe("whole-program references", () => {
+  test("test_program, MultiPL-E's tests string and HumanEval-X's test_setup parse as a program suite", () => {
+    assert.deepEqual(parseReference({ test_program: "int main(){}", prelude: "#include <x>" }), { kind: "program", test: "int main(){}", prelude: "#include <x>" });
+    assert.deepEqual(parseReference({ tests: "test();" }), { kind: "program", test: "test();", prelude: "" });
+    assert.deepEqual(parseReference({ test: "func TestX(t *testing.T) {}", test_setup: "package main" }), { kind: "assert", tests: ["func TestX(t *testing.T) {}"], setup: "package main", entryPoint: null });
+  });
+  test("Go's testing tests run through go test, Rust's #[test] through rustc --test", () => {
+    assert.equal(programLanguage("golang", goTest), "go_test");
+    assert.equal(programLanguage("go", "func main() {}"), "go");
+    assert.equal(programLanguage("rs", rustTest), "rust_test");
+    assert.equal(programLanguage("c++", cppTest), "cpp");
+  });
+  test("the reason is the failing line's message, not a stack frame", () => {
+    assert.equal(messageOf("TypeError: x is not a function\n    at f (eval at run (<isolated-vm>:1:1), <anonymous>:3:9)\n    at eval (<anonymous>)\n"), "TypeError: x is not a function (line 3)");
+    assert.equal(messageOf('Exception in thread "main" java.lang.AssertionError\n\tat Main.main(Main.java:24)\n'), 'Exception in thread "main" java.lang.AssertionError');
+    const node = "node:assert:125\n  throw new AssertionError(obj);\n  ^\n\nAssertionError [ERR_ASSERTION]: Expected values to be loosely deep-equal:\n\n21\n\nshould loosely deep-equal\n\n22\n    at test (/sandbox/run/main.js:8:12)\n    at Object.<anonymous> (/sandbox/run/main.js:10:1) {\n  generatedMessage: true,\n  code: 'ERR_ASSERTION'\n}\n\nNode.js v18.20.4\n";
+    assert.equal(messageOf(node), "AssertionError [ERR_ASSERTION]: Expected values to be loosely deep-equal: 21 should loosely deep-equal 22");
+    assert.equal(messageOf("main: main.cpp:12: int main(): Assertion `sum_to_n(1) == 1' failed.\n"), "main: main.cpp:12: int main(): Assertion `sum_to_n(1) == 1' failed.");
+    assert.equal(messageOf("error[E0432]: unresolved import `rand`\n --> main.rs:3:5\n  |\n\nerror: aborting due to previous error\n\nFor more information about this error, try `rustc --explain E0432`.\n"), "error[E0432]: unresolved import `rand`");
+    assert.equal(messageOf('Traceback (most recent call last):\n  File "main.py", line 3, in <module>\n    assert f(1) == 2\nAssertionError\n'), "AssertionError");
+  });
+});
+
+for (const [backend, open] of [["docker", () => openDockerForTests(2)], ["bwrap", openBwrapForTests]] as const) {
+  const opened = await open();
+  describe(`whole-program tests in the ${backend} sandbox`, { skip: opened.skip }, () => {
+    const sb = opened.sandbox as Sandbox;
+    after(() => sb?.close());
+    const services = testServices({ sandbox: fakeSandbox(sb) });
+    const javaMissing = sb?.languages.includes("java") ? false : notBuiltReason("java") ?? `${backend} does not run java`;
+    // javac on bwrap: its JVM's threads wait for the slot's one CPU, which the meter counts as
+    // the host's load, and at 400 ms the run ends as "overloaded" (no verdict) on a busy host.
+    const skipCompile = backend === "bwrap" ? "javac's threads read as host load under bwrap's meter" : javaMissing && !IN_CI ? `not built: ${javaMissing}` : false;
+    test("a compile that runs out of time is time_limit naming the compiler, for stdio and whole-program tests", { skip: skipCompile }, async () => {
+      // javac spends about 1.1 s of CPU on a one-line class (measured here); 400 ms is far from
+      // it, and the sandbox's overload bound (10x the limit on the wall) is 4 s on a busy host.
+      const opts = { language: "java", compile_time_limit_ms: 400, time_limit_ms: 2000 };
+      const stdio = await verifyDirect(code, { response: "```java\npublic class Main { public static void main(String[] a) { System.out.println(1); } }\n```", reference: { inputs: ["", ""], outputs: ["1", "1"] }, options: opts }, { services });
+      assert.equal(stdio.reward, 0);
+      assert.deepEqual((stdio.details as any).tests.map((t: any) => t.status), ["time_limit", "time_limit"]);
+      assert.match(stdio.reason, /time limit \(the compiler \(javac\) ran out of time after \d+ ms; raise options\.compile_time_limit_ms/);
+      const program = await verifyDirect(code, { response: "```java\n" + SHAPES.java.ok + "\n```", reference: SHAPES.java.reference, options: opts }, { services });
+      assert.equal(program.reward, 0);
+      assert.equal((program.details as any).tests[0].status, "time_limit");
+      assert.match(program.reason, /the compiler \(javac\) ran out of time/);
+    });
+    for (const [lang, s] of Object.entries(SHAPES)) {
+      const language = s.language ?? lang;
+      const runs = programLanguage(language, String(s.reference.test ?? s.reference.tests ?? s.reference.test_program));
+      const missing = sb?.languages.includes(runs) ? false : notBuiltReason(runs) ?? `${backend} does not run ${runs}`;
+      if (missing && IN_CI) {
+        test(`${lang}: its image is built (CI builds every image)`, () => assert.fail(missing));
+        continue;
+      }
+      test(`${lang}: correct 1, wrong 0 with the test's words, debug output free, hostile 0`, { skip: missing ? `not built: ${missing}` : false }, async () => {
+        const verify = (src: string) =>
+          verifyDirect(code, { response: "```\n" + src + "\n```", reference: s.reference, options: { language, time_limit_ms: 2000 } }, { services });
+        const ok = await verify(s.ok);
+        assert.equal(ok.reward, 1, ok.reason);
+        assert.equal((ok.details as any).format, "program");
+        const wrong = await verify(s.wrong);
+        assert.equal(wrong.reward, 0, wrong.reason);
+        assert.match(wrong.reason, s.wrongSays);
+        const chatty = await verify(s.chatty);
+        assert.equal(chatty.reward, 1, chatty.reason);
+        for (const h of s.hostile) {
+          const r = await verify(h);
+          assert.equal(r.reward, 0, `${h}: ${r.reason}`);
+        }
+      });
+    }
+  });
+}
