@@ -377,6 +377,7 @@ def serve():
             os._exit(0)
         req = json.loads(msg)
         r, w = os.pipe()
+        go_r, go_w = os.pipe()
         try:
             mid = os.fork()
         except OSError:
@@ -389,10 +390,17 @@ def serve():
                 pid = -1
             if pid == 0:
                 os.close(w)
+                os.close(go_w)
+                # Not before the middle process is gone: the run is then the runner's child, and
+                # sees no process of the fork server's but the server itself.
+                if os.read(go_r, 1) != b"g":
+                    os._exit(127)
+                os.close(go_r)
                 return req, fds
             os.write(w, str(pid).encode())
             os._exit(0)
         os.close(w)
+        os.close(go_r)
         got = b""
         if mid > 0:
             while True:
@@ -401,6 +409,11 @@ def serve():
                     break
                 got += b
             os.waitpid(mid, 0)
+            try:
+                os.write(go_w, b"g")
+            except OSError:
+                got = b""  # no run is waiting for it
+        os.close(go_w)
         os.close(r)
         for fd in fds:
             os.close(fd)
