@@ -96,8 +96,8 @@ function childrenCpuMs(): number {
   return ((Number(f[13]) + Number(f[14])) * 1000) / 100; // fields 16 and 17, in clock ticks (USER_HZ = 100)
 }
 
-/** CPU time of every Assay sandbox container so far, ms (docker on cgroup v1 or v2); null elsewhere. */
-function containersCpuMs(): number | null {
+/** CPU time of every Assay sandbox container so far, ms, and which they are (docker on cgroup v1 or v2); null elsewhere. */
+function containersCpuMs(): { ids: string; ms: number } | null {
   if (backend !== "docker") return null;
   const ids = spawnSync("docker", ["ps", "-q", "--no-trunc", "--filter", "label=assay.sandbox"], { encoding: "utf8" }).stdout.split("\n").filter(Boolean);
   let ns = 0;
@@ -113,7 +113,7 @@ function containersCpuMs(): number | null {
       }
     }
   }
-  return ns / 1e6;
+  return { ids: ids.sort().join(), ms: ns / 1e6 };
 }
 
 async function main() {
@@ -167,7 +167,8 @@ async function main() {
       const rate = N / ((performance.now() - t0) / 1000);
       const c = process.cpuUsage(cpu0);
       const box1 = containersCpuMs();
-      const assayCpu = box0 !== null && box1 !== null ? ((c.user + c.system) / 1000 + box1 - box0) / N : NaN;
+      // NaN when a container was replaced during the round (its CPU time went with it).
+      const assayCpu = box0 !== null && box1 !== null && box1.ids === box0.ids ? ((c.user + c.system) / 1000 + box1.ms - box0.ms) / N : NaN;
       lat.sort((a, b) => a - b);
       const b = await bare();
       ratios.push(rate / b.rate);
