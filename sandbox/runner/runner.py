@@ -354,7 +354,8 @@ OOM_MARKERS = ["MemoryError", "std::bad_alloc"]
 
 # A warm Python: the fork server. A Python run (`python3 main.py`) spends most of a trivial
 # test starting the interpreter (≈ 15 ms of CPU, more with the harness's imports), so one
-# interpreter is started per container before any job, exactly as a run's would be (the same
+# interpreter is started per container at its first Python run (exec'd: nothing of the runner's
+# memory), exactly as a run's would be (the same
 # executable, environment and flags), with the modules the test harnesses import loaded; each
 # Python run is then a fork of it that sets the run's limits, drops to the run uid and runs
 # main.py as `python3 main.py` would. It never reads a job: it receives only the run's pipes,
@@ -367,6 +368,7 @@ ZYGOTE = r"""
 import ast, io, json, os, resource, signal, socket, subprocess, sys, ctypes, threading, atexit
 sock = socket.socket(fileno=int(sys.argv[1]))
 del sys.argv[1:]
+sock.send(b"ready")
 def serve():
     while True:
         try:
@@ -527,8 +529,15 @@ class Zygote:
     def __init__(self):
         self.sock = None
         self.pid = None
+        self.tried = False
 
     def start(self):
+        """Started on the first Python run, so a container of another language's image holds no
+        idle interpreter against its memory limit. It is exec'd, so it inherits nothing of the
+        runner's memory (the jobs it has read)."""
+        if self.tried:
+            return
+        self.tried = True
         if not SWEEP:  # only inside a container of our own, as root, where orphans come to us
             return
         try:
@@ -556,8 +565,17 @@ class Zygote:
                 finally:
                     os._exit(127)
             theirs.close()
+            # Up before the run that started it is timed: its start is no run's CPU time.
+            mine.settimeout(10)
+            if mine.recv(16) != b"ready":
+                raise OSError("the fork server did not start")
+            mine.settimeout(None)
             self.sock, self.pid = mine, pid
         except Exception:
+            try:
+                mine.close()
+            except Exception:
+                pass
             self.sock = None
 
     def spawn(self, script, cwd, fds, env, cpu_s, mem, nproc):
@@ -600,6 +618,8 @@ def spawn(argv, cwd, stdin, lim, extra_env=None, oom=None, warm=False):
     wall = lim["wallMs"] / 1000.0
     hard = max(wall, lim.get("hardWallMs", lim["wallMs"]) / 1000.0)
     cpu_cap_ns = int(lim["cpuMs"]) * 1_000_000
+    if argv == ["python3", "main.py"] and warm:
+        ZYG.start()
     r_in, w_in = os.pipe()
     r_out, w_out = os.pipe()
     r_err, w_err = os.pipe()
@@ -873,8 +893,7 @@ def main():
     inp = sys.stdin.buffer
     out = sys.stdout.buffer
     os.makedirs(SCRATCH, exist_ok=True)
-    ZYG.start()
-    out.write(json.dumps({"ready": True, "warm": ZYG.sock is not None, "python": sys.version.split()[0]}).encode() + b"\n")
+    out.write(json.dumps({"ready": True, "python": sys.version.split()[0]}).encode() + b"\n")
     out.flush()
     while True:
         line = inp.readline()
