@@ -12,7 +12,7 @@
  */
 import { test, describe, after } from "node:test";
 import assert from "node:assert/strict";
-import type { Sandbox } from "../sandbox/types.js";
+import type { RunOutcome, Sandbox } from "../sandbox/types.js";
 import { code } from "../verifiers/code/index.js";
 import { openDockerForTests, openBwrapForTests, type Opened } from "./sandboxes.js";
 import { fakeSandbox, testServices, verifyDirect } from "./helpers.js";
@@ -52,7 +52,7 @@ function suite(name: string, open: () => Promise<Opened>, warm: boolean) {
       const services = () => testServices({ sandbox: fakeSandbox(sb) });
 
       if (warm) test("a Python run forked from the warm interpreter behaves as `python3 main.py`", async () => {
-        const cases: [string, string, (r: Awaited<ReturnType<Sandbox["run"]>>) => void][] = [
+        const cases: [string, (r: RunOutcome) => void][] = [
           ["import sys, os, resource\nprint(sys.argv, __name__, __file__, sys.path[0], os.getuid(), os.getcwd(), os.environ['HOME'], resource.getrlimit(resource.RLIMIT_AS)[0] >> 20)\nprint(sys.stdin.read().strip())\nsys.stdout.write('no newline')",
             (r) => assert.equal(r.stdout, "['main.py'] __main__ /sandbox/run/main.py /sandbox/run 65534 /sandbox/run /sandbox/run 256\nfrom stdin\nno newline")],
           ["def f():\n    raise ValueError('boom')\nf()", (r) => {
