@@ -3,10 +3,11 @@
  * through `POST /reward/batch` in chunks of 32, against running the same programs bare (the
  * solution, the test and `check(entry)` as one file, `python3 file.py` in the sandbox image's
  * root filesystem, no isolation) on 2 processes, in the same run. Prints items/s of both and
- * their ratio (goal: at least 1x), each item's latency (p50/p99 of `elapsed_ms`), and where an
- * item's time goes one at a time: the program's own run (the runner's wall time), the sandbox
- * round trip around it (`Sandbox.run` less the run), and the server around that (the item's
- * `elapsed_ms` less `Sandbox.run`, measured through `/reward` with no other item in flight).
+ * their ratio (goal: at least 1x), each item's latency (p50/p99 of `elapsed_ms`), CPU time per
+ * item on both sides (docker: the server process plus every sandbox container's cgroup; bare: the
+ * reaped programs'), and where one item's time goes with no other in flight: its program run as
+ * the runner timed it (the harness's two processes) and the rest (HTTP, scorer, the runner's
+ * round trip and clean-up), from 40 items sent one at a time through `/reward`.
  *
  * Usage: npx tsx bench/code.ts --humaneval [--backend docker|bwrap] [--items 256] [--inflight 2] [--rounds 3]
  * (--inflight: chunks of 32 sent at once; a trainer's reward workers usually keep more than one).
