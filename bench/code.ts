@@ -9,7 +9,8 @@
  *   (e) docker exec:  one `docker exec` (Engine API, no CLI) per test into warm containers — the
  *               other way to reach a pre-started container, measured to justify attaching instead.
  * Prints tests/s, p50 and p99 per cell, and (c)/(a) and (c)/(b) ratios. Targets: (c) >= 50% of
- * (a) and >= 10x (b). Usage: npx tsx bench/code.ts [--quick]
+ * (a) and >= 10x (b). Usage: npx tsx bench/code.ts [--quick]; npx tsx bench/code.ts --humaneval [...]
+ * runs bench/code-humaneval.ts instead (HumanEval-shaped items through /reward/batch against bare runs).
  */
 import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -153,7 +154,13 @@ async function main() {
   console.log(lines.join("\n"));
 }
 
-main().catch((e) => {
-  console.error(e);
-  process.exit(1);
-});
+// --humaneval: HumanEval-shaped items through /reward/batch against the same programs run bare
+// (bench/code-humaneval.ts); otherwise the four ways above.
+if (process.argv.includes("--humaneval")) {
+  await import("./code-humaneval.js");
+} else {
+  main().catch((e) => {
+    console.error(e);
+    process.exit(1);
+  });
+}

@@ -122,7 +122,8 @@ function adversarialSuite(name: string, open: () => Promise<Opened>) {
         assert.equal(r.status, "finished", `sandbox unhealthy after: ${r.status} ${r.message ?? ""} ${r.stderr}`);
         const [sum, procs] = r.stdout.trim().split("\n");
         assert.equal(sum, "45");
-        // No process of an earlier run is left: only the python itself (and, in docker, the runner).
+        // No process of an earlier run is left: only the python itself (and, in docker, the runner
+        // and its warm Python, the fork server).
         assert.ok(Number(procs) <= 3, `processes visible to a fresh run: ${procs}`);
       };
       for (const c of CASES) {

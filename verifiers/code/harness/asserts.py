@@ -5,8 +5,9 @@
 # - this one (trusted) reads the tests, the expected values and the nonce, and never runs the
 #   candidate's code. It reads solution.py only as text, to learn the names it defines (ast),
 #   and binds each name to a proxy;
-# - a fresh interpreter (exec'd, not forked: it inherits none of this memory) loads solution.py
-#   and answers calls over a pipe: it receives the arguments a test passes and sends back the
+# - a process forked from this one before it reads anything (so it inherits none of the tests,
+#   values or nonce; its stdin, stdout and stderr are /dev/null) loads solution.py once the
+#   tests are read off stdin, and answers calls over a pipe: it receives the arguments a test passes and sends back the
 #   return value as plain data (exact builtin types, tagged JSON), or the exception's type name.
 # The asserts then run here on plain values with the builtin ==: no __eq__, patched builtin,
 # frame walk, early exit or printed record of the candidate can make a test pass, because the
@@ -15,9 +16,10 @@
 import sys
 # Nothing is imported from the scratch directory (this script's): the program may write files
 # there (a json.py, a re.py) for a later import of this process to run.
+_SCRATCH_PATH = None
 if sys.path and sys.path[0] in ("", __import__("os").path.dirname(__import__("os").path.abspath(__file__))):
-    del sys.path[0]
-import ast, json, os, subprocess
+    _SCRATCH_PATH = sys.path.pop(0)
+import ast, json, os
 
 
 # Plain data across the pipe, both ways: exact builtin types as tagged JSON (never pickle, which
@@ -170,20 +172,66 @@ for line in rpc_in:
 '''
 
 
+def _candidate():
+    """The candidate's process, forked before this one reads anything: it holds none of the
+    tests, the expected values or the nonce (the same as a fresh interpreter, at a fork's cost
+    instead of an interpreter's start), and its standard streams are /dev/null. It loads
+    solution.py only when the tests have been read off stdin (one byte on its pipe), so nothing
+    is left there to read. Returns (pid, to_child, from_child)."""
+    to_child_r, to_child_w = os.pipe()
+    from_child_r, from_child_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            a, b = sorted((to_child_r, from_child_w))
+            os.closerange(3, a)  # nothing of this process's but its own two pipe ends
+            os.closerange(a + 1, b)
+            os.closerange(b + 1, 65536)
+            if not os.read(to_child_r, 1):
+                os._exit(0)  # the tests never came: nothing to answer
+            sys.argv[:] = ["-c", str(to_child_r), str(from_child_w)]
+            if _SCRATCH_PATH is not None:
+                sys.path.insert(0, "")  # as `python -c` has it: the solution may import its own files
+            exec(compile(CANDIDATE, "<candidate>", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
+        finally:
+            os._exit(0)
+    os.close(to_child_r)
+    os.close(from_child_w)
+    return pid, to_child_w, from_child_r
+
+
+def _exit_code(pid, timeout):
+    """The candidate's exit status as subprocess reports it (-N: killed by signal N), waiting at
+    most `timeout` s; None if it is still running."""
+    import time
+    end = time.monotonic() + timeout
+    while True:
+        got, status = os.waitpid(pid, os.WNOHANG)
+        if got:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() >= end:
+            return None
+        time.sleep(0.005)
+
+
 def _harness():
     write, dumps, type_ = os.write, json.dumps, type
-    data = json.loads(sys.stdin.read())
-    marker = ("\x1eASSAY:" + data.pop("nonce") + " ").encode()
-
-    def emit(rec):
-        write(1, b"\n" + marker + dumps(rec).encode() + b"\n")
-
-    # Not dumpable: a process of the same uid cannot read this one's memory through /proc.
+    # Not dumpable, before the fork so the candidate is not either: a process of the same uid
+    # cannot read this one's memory or open its descriptors through /proc.
     try:
         import ctypes
         ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
     except Exception:
         pass
+    child_pid, to_child_w, from_child_r = _candidate()
+    data = json.loads(sys.stdin.read())
+    marker = ("\x1eASSAY:" + data.pop("nonce") + " ").encode()
+
+    def emit(rec):
+        write(1, b"\n" + marker + dumps(rec).encode() + b"\n")
 
     # The names the solution defines, read from its text without running it.
     try:
@@ -232,15 +280,9 @@ def _harness():
             except BaseException:
                 pass
 
-    # The candidate: a fresh interpreter with only solution.py, talking over two pipes.
-    to_child_r, to_child_w = os.pipe()
-    from_child_r, from_child_w = os.pipe()
-    child = subprocess.Popen(
-        [sys.executable, "-c", CANDIDATE, str(to_child_r), str(from_child_w)],
-        pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    os.close(to_child_r)
-    os.close(from_child_w)
+    # The candidate (forked above, holding no test) loads solution.py now and answers calls
+    # over its two pipes.
+    os.write(to_child_w, b"g")
     rpc_out = os.fdopen(to_child_w, "w", encoding="utf-8")
     rpc_in = os.fdopen(from_child_r, "r", encoding="utf-8")
     MAX_REPLY = 1 << 22
@@ -256,10 +298,9 @@ def _harness():
         line = rpc_in.readline(MAX_REPLY)
         if line.endswith("\n"):
             return json.loads(line)
-        try:
-            code = child.wait(timeout=1)
-        except Exception:
-            child.kill()
+        code = _exit_code(child_pid, 1)
+        if code is None:
+            os.kill(child_pid, 9)
             raise Ended("the program sent a reply over %d bytes" % MAX_REPLY)
         if code == -24:  # SIGXCPU: its CPU-time limit
             raise Ended("the program's process hit its CPU time limit", "time_limit")
@@ -401,7 +442,7 @@ def _harness():
             emit({"t": i, "error": ("%s: %s" % (type_(e).__name__, e))[:500]})
     emit({"done": True})
     try:
-        child.kill()
+        os.kill(child_pid, 9)
     except Exception:
         pass
     os._exit(0)
