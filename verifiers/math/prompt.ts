@@ -6,7 +6,7 @@
  * PROMPT_TAIL characters are read (the question stands at the end of a few-shot prompt).
  */
 export interface PromptHints {
-  /** "range", "interval", "for which values", "solve the inequality": an inequality may answer an interval. */
+  /** "range", "interval", "for which values", "solve" with an inequality: an inequality may answer an interval. */
   range: boolean;
   /** "percent", "percentage", `%`: a percentage answer is read to the places it is written. */
   percent: boolean;
@@ -19,13 +19,16 @@ export interface PromptHints {
 export const PROMPT_TAIL = 8192;
 
 const RANGE = /\b(?:range|interval|domain|solve the inequality|solution set|set of (?:all )?(?:real )?(?:values|numbers)|(?:for )?which (?:real )?values?|values? of [a-z] (?:for which|such that|satisfying))\b/;
+/** "solve" beside an inequality sign: the answer is a set of values. */
+const INEQUALITY = /[<>≤≥]|\\(?:le|ge|leq|geq|lt|gt)(?![a-z])/;
 const PERCENT = /\bper\s?cent(?:age)?s?\b|%/;
 const UNORDERED = /\bfind all\b|\ball (?:the )?(?:real |possible |integer |positive |complex )?(?:solutions|values|roots|pairs|numbers)\b|\bsolutions\b|\broots\b/;
 
 export function promptHints(prompt: string | undefined): PromptHints | undefined {
   if (!prompt) return undefined;
   const text = prompt.slice(-PROMPT_TAIL).toLowerCase().replace(/\\%/g, "%");
-  return { range: RANGE.test(text), percent: PERCENT.test(text), unordered: UNORDERED.test(text), text };
+  const range = RANGE.test(text) || (/\bsolve\b/.test(text) && INEQUALITY.test(text));
+  return { range, percent: PERCENT.test(text), unordered: UNORDERED.test(text), text };
 }
 
 /**
