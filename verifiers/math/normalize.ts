@@ -61,17 +61,21 @@ function decimalValue(cp: number): number {
   return k;
 }
 
-const QUALIFIER = /\s*,?\s*(?:\bfor\s+(?:all|every|any|each)\b|\\forall(?![a-zA-Z])|\bwhere\b|\bwhenever\b|\bwhen\b|\bprovided\b|\bsuch\s+that\b)/i;
-const PARAMETER_DOMAIN = /\s*[,(]\s*[kmn]\s*(?:\\in\s*(?:Z|N)(?:\^\s*\+|_\s*\{?\s*\+\s*\}?)?|(?:is\s+an?\s+)?integers?)\s*\)?\s*$/;
+const QUALIFIER = /\bfor\s+(?:all|every|any|each)\b|\\forall(?![a-zA-Z])|\bwhere\b|\bwhenever\b|\bwhen\b|\bprovided\b|\bsuch\s+that\b/i;
+const PARAMETER_DOMAIN = /[,(]\s*[kmn]\s*(?:\\in\s*(?:Z|N)(?:\^\s*\+|_\s*\{?\s*\+\s*\}?)?|(?:is\s+an?\s+)?integers?)\s*\)?\s*$/;
 
 /**
  * A qualifier after a complete answer is not part of it: `g(x) = 0 for every real x`,
  * `2k\pi, where k is an integer`, `\frac{\pi}{2} + k\pi, k \in \mathbb{Z}`. Only a trailing one
- * with no further list after it (`1 when x > 0, 0 otherwise` is left whole). Linear.
+ * with no further list after it (`1 when x > 0, 0 otherwise` is left whole). Linear: no pattern
+ * here begins with a repeated class that each start position would rescan.
  */
 export function dropQualifier(s: string): string {
   const q = QUALIFIER.exec(s);
-  if (q && q.index > 0 && /[^\s,]/.test(s.slice(0, q.index)) && !/[,;]/.test(s.slice(q.index + q[0].length))) s = s.slice(0, q.index);
+  if (q && !/[,;]/.test(s.slice(q.index + q[0].length))) {
+    const head = s.slice(0, q.index).trimEnd().replace(/,$/, "");
+    if (/[^\s,]/.test(head)) s = head;
+  }
   const p = PARAMETER_DOMAIN.exec(s);
   if (p && p.index > 0) s = s.slice(0, p.index);
   return s;
