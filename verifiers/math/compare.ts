@@ -328,7 +328,9 @@ function compareLists(g: ListValue, p: ListValue, o: CompareOptions): Verdict {
       const order = at.map((x, i) => [x, i]).sort((a, b) => a[0] - b[0]).map(([, i]) => p.items[i]);
       return compareAll(g.items, order, o);
     }
-    if (o.prompt?.unordered && g.kind === "bare") return compareSets(g.items, p.items, o);
+    // (labels of one unknown only, x_1 and x_2: `x = 2, y = 1` names two unknowns, in order)
+    const unknowns = new Set(pl.map((l) => l.replace(/_\{?\w+\}?$/, "")));
+    if (o.prompt?.unordered && g.kind === "bare" && unknowns.size === 1) return compareSets(g.items, p.items, o);
     return compareAll(g.items, p.items, o);
   }
   if (g.kind === "tuple" || p.kind === "tuple") {

@@ -11,6 +11,7 @@ import { isWords, functionNames } from "./parse.js";
 import { dropQualifier, unicodeDigits } from "./normalize.js";
 import { promptHints, labelPosition } from "./prompt.js";
 import { MathPool } from "./pool.js";
+import { appealable } from "./appeal.js";
 
 type Row = [response: string, reference: string | string[], expected: 0 | 1, prompt?: string, options?: Partial<MathOptions>];
 
@@ -53,6 +54,7 @@ describe("a letter before a bracket multiplies it", () => {
     const r = grade("\\boxed{a(b+c)}", "ab+c");
     assert.equal(r.reward, 0);
     assert.match(r.reason, /undecided: `a\(…\)` was read as a product/);
+    assert.equal(appealable(r), true, "an undecided 0 may go to the appeal");
     // without a letter before a bracket the points decide as before
     assert.match(grade("\\boxed{ab+ac}", "ab+c").reason, /differs at a sample point/);
   });
@@ -74,6 +76,8 @@ describe("labelled answers", () => {
     check([
       ["x_1 = 3, x_2 = -2", "-2, 3", 1, "Find all real solutions of x^2 - x - 6 = 0."], ["x_1 = 3, x_2 = 2", "-2, 3", 0, "Find all real solutions of x^2 - x - 6 = 0."],
       ["x_1 = 3, x_2 = -2", "-2, 3", 0],
+      // two unknowns keep their order even so
+      ["x = 1, y = 2", "2, 1", 0, "Find all solutions (x, y) of x + y = 3, x - y = 1."], ["x = 2, y = 1", "2, 1", 1, "Find all solutions (x, y) of x + y = 3, x - y = 1."],
     ]);
   });
   test("± in tuples, enclosed digits, other scripts' digits", () => {
