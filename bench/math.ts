@@ -108,12 +108,12 @@ for (const [name, tasks] of Object.entries(sets)) {
   inline(tasks, 1); // warm up
   const base = await best(() => inline(tasks, seconds));
   const p1 = new MathPool(1);
-  await p1.ready();
+  await p1.ready(180_000); // as the verifier's init: a cold thread on a loaded machine takes tens of seconds
   await pooled(p1, tasks, 1);
   const one = await best(() => pooled(p1, tasks, seconds));
   await p1.close();
   const p2 = new MathPool(2);
-  await p2.ready();
+  await p2.ready(180_000);
   await pooled(p2, tasks, 1);
   const two = await best(() => pooled(p2, tasks, seconds));
   await p2.close();

@@ -7,6 +7,7 @@ import type { Value, RelOp } from "./parse.js";
 import { canonicalSame, symbolicZero, relationInterval, setOfCondition } from "./parse.js";
 import { evalExact, evalFloat, freeVars, hasDecimal, literalPlaces, size, type Expr } from "./expr.js";
 import * as R from "./rational.js";
+import { labelPosition, type PromptHints } from "./prompt.js";
 
 export type Method = "string" | "exact" | "symbolic" | "numeric" | "structure";
 
@@ -19,9 +20,12 @@ export interface CompareOptions {
   allowSetRelation: boolean;
   /** Set inside a `\\approx` reference: its decimal is a rounding of any value, not only of a rational. */
   rounded?: boolean;
+  /** What the item's prompt asks for (labels' order, a range, a percentage, all solutions). */
+  prompt?: PromptHints;
 }
 
-export interface Verdict { equal: boolean; method: Method; why?: string }
+/** `note`: on an acceptance, the rule that made it (said in the reason). */
+export interface Verdict { equal: boolean; method: Method; why?: string; note?: string }
 
 const yes = (method: Method): Verdict => ({ equal: true, method });
 const no = (method: Method, why: string): Verdict => ({ equal: false, method, why });
@@ -155,16 +159,60 @@ type ExprValue = Extract<Value, { t: "expr" }>;
  * `25\%` is 0.25). Without any sign, 50 is never 0.5.
  */
 function compareUnits(g: ExprValue, p: ExprValue, o: CompareOptions): Verdict {
-  const v = compareScalars(g.e, p.e, o);
+  p = renameParameter(g, p);
+  const v = undecidedOnImplicit(g, p, compareScalars(g.e, p.e, o));
   if (v.equal || g.unit === p.unit) return v;
   const conv = (x: ExprValue): Expr => (x.unit === "pct" ? ["Divide", x.e, { num: "100" }] : x.unit === "deg" ? ["Divide", ["Multiply", x.e, "Pi"], { num: "180" }] : x.e);
   const w = compareScalars(conv(g), conv(p), o);
-  return w.equal ? w : v;
+  if (w.equal) return p.unit === "pct" && w.method === "numeric" && o.precision !== undefined ? { ...w, note: `a percentage, to ${o.precision} places (the precision option)` } : w;
+  // a percentage where the prompt asks for one: read to the places it is written (41.4% is
+  // √2 − 1 to the tenth of a percent); 42% or 41.5% is not
+  if (p.unit === "pct" && g.unit === undefined && o.prompt?.percent) {
+    const places = literalPlaces(p.e) ?? 0;
+    const a = evalFloat(g.e, new Map()), b = evalFloat(conv(p), new Map());
+    if (Number.isFinite(a) && Number.isFinite(b) && roundsEqual(a, b, places + 2)) {
+      return { equal: true, method: "numeric", note: `the prompt asks for a percentage: ${places ? `${places} decimal place${places > 1 ? "s" : ""} of a percent` : "a whole percent"}, as written` };
+    }
+  }
+  return v;
+}
+
+/**
+ * A numeric disproof rests on how both sides were read. A letter before a bracket read as a
+ * product (`a(b+c)`) may have been meant as a function: when the points say "differs", only a
+ * symbolic proof decides, and otherwise the verdict is "undecided" (0 with that reason).
+ */
+function undecidedOnImplicit(g: ExprValue, p: ExprValue, v: Verdict): Verdict {
+  if (v.equal || v.method !== "numeric" || v.why !== "differs at a sample point") return v;
+  const letter = p.implicit ?? g.implicit;
+  if (letter === undefined) return v;
+  if (size(g.e) + size(p.e) < SYMBOLIC_MAX_SIZE && symbolicZero(g.e, p.e)) return yes("symbolic");
+  return no("numeric", `undecided: \`${letter}(…)\` was read as a product, which the writer may not have meant, and no numeric disproof rests on a reading that may be wrong`);
+}
+
+const PARAMETERS = ["k", "n", "m"];
+/**
+ * The integer parameter of a family renamed: `2m\pi` against `2k\pi`. Only when each side has
+ * one of k, n, m that the other lacks, and both hold π (a periodic family), so that `n^2` is
+ * never read as `k^2`.
+ */
+function renameParameter(g: ExprValue, p: ExprValue): ExprValue {
+  const gv = freeVars(g.e), pv = freeVars(p.e);
+  const gp = PARAMETERS.filter((x) => gv.has(x)), pp = PARAMETERS.filter((x) => pv.has(x));
+  if (gp.length !== 1 || pp.length !== 1 || gp[0] === pp[0] || gv.has(pp[0]) || pv.has(gp[0])) return p;
+  if (!hasPi(g.e) || !hasPi(p.e)) return p;
+  return { ...p, e: substitute(p.e, pp[0], gp[0]) };
+}
+
+function hasPi(e: Expr): boolean {
+  return e === "Pi" || (Array.isArray(e) && e.slice(1).some(hasPi));
 }
 
 /** A bare list of inequalities in one variable (the "or" of them) as a union of intervals. */
 function unionOfConditions(v: Value): Value | null {
-  if (v.t !== "list" || v.kind !== "bare" || !v.items.every((x) => x.t === "rel" && x.ops.every((op) => op !== "=" && op !== "!="))) return null;
+  // (a point among them, `x = 3`, is the set {3})
+  if (v.t !== "list" || v.kind !== "bare" || !v.items.every((x) => x.t === "rel" && x.ops.every((op) => op !== "!="))) return null;
+  if (!v.items.some((x) => (x as RelValue).ops.some((op) => op !== "="))) return null;
   const names = new Set(v.items.flatMap((x) => (x as RelValue).parts.filter((p) => p.t === "expr" && typeof p.e === "string" && !/^(?:Pi|ExponentialE|\w*Infinity)$/.test(p.e)).map((p) => (p as ExprValue).e as string)));
   if (names.size !== 1) return null;
   return setOfCondition(v, [...names][0]);
@@ -271,7 +319,20 @@ function compareLists(g: ListValue, p: ListValue, o: CompareOptions): Verdict {
   }
   const gl = allLabelled(g), pl = allLabelled(p);
   if (gl && !pl && p.kind !== "set") return compareAll(g.items, p.items, o); // x=1, y=2 vs 1, 2
-  if (pl && !gl && g.kind !== "set") return compareAll(g.items, p.items, o);
+  if (pl && !gl && g.kind !== "set") {
+    // labels the prompt names are put in its order ("the smallest and the largest": gold 4, 9
+    // against `largest = 9, smallest = 4`); otherwise written order, unless order is not
+    // meaningful (the prompt asks for all solutions): then the values as a multiset
+    const at = o.prompt ? pl.map((l) => labelPosition(o.prompt!, l)) : [];
+    if (at.length && at.every((x) => x >= 0) && new Set(at).size === at.length && g.kind !== "tuple") {
+      const order = at.map((x, i) => [x, i]).sort((a, b) => a[0] - b[0]).map(([, i]) => p.items[i]);
+      return compareAll(g.items, order, o);
+    }
+    // (labels of one unknown only, x_1 and x_2: `x = 2, y = 1` names two unknowns, in order)
+    const unknowns = new Set(pl.map((l) => l.replace(/_\{?\w+\}?$/, "")));
+    if (o.prompt?.unordered && g.kind === "bare" && unknowns.size === 1) return compareSets(g.items, p.items, o);
+    return compareAll(g.items, p.items, o);
+  }
   if (g.kind === "tuple" || p.kind === "tuple") {
     if (g.kind === "set" || p.kind === "set") return no("structure", "a tuple against a set");
     return compareAll(g.items, p.items, o);

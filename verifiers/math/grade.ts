@@ -2,7 +2,8 @@
  * grade(): extraction, normalisation, parsing and comparison of one item. Pure and synchronous;
  * the verifier runs it in a worker thread under a deadline.
  */
-import { parseValue, checkCaps, isolated, EngineBudget, TooComplex, LIMITS, type Value } from "./parse.js";
+import { parseValue, checkCaps, isolated, functionNames, EngineBudget, TooComplex, LIMITS, type Value } from "./parse.js";
+import { promptHints } from "./prompt.js";
 import { compare, type Method } from "./compare.js";
 import { choiceLetter, letterInProse } from "./choice.js";
 import { answerPart } from "./extract.js";
@@ -18,14 +19,20 @@ export { referenceAnswer } from "./answer.js";
 /** A normalised answer within the caps; its parse is made on first use (identical strings need none). */
 class Answer {
   private parsed: Value | undefined;
+  private parsedWith = "";
   readonly normalized: string;
   constructor(answer: string, readonly latex: boolean, decimalComma = false) {
     if (answer.length > 4 * LIMITS.length) throw new TooComplex(`answer longer than ${LIMITS.length} characters`);
     this.normalized = normalizeAnswer(answer, latex, decimalComma);
     checkCaps(this.normalized);
   }
-  get value(): Value {
-    return (this.parsed ??= parseValue(this.normalized, { plain: !this.latex }));
+  /** The parse, with the letters this item reads as functions (see functionNames); made once. */
+  value(functions: string): Value {
+    if (this.parsed === undefined || this.parsedWith !== functions) {
+      this.parsed = parseValue(this.normalized, { plain: !this.latex, functions });
+      this.parsedWith = functions;
+    }
+    return this.parsed;
   }
 }
 
@@ -34,17 +41,17 @@ class Answer {
  * of the item's own (see isolated()), and a budget the engine runs out of ends the item as a
  * machinery outcome (reward null), never as a 0 that an idle machine would have made a 1.
  */
-export function grade(response: string, reference: string | string[], given: Partial<MathOptions> = {}): Graded {
+export function grade(response: string, reference: string | string[], given: Partial<MathOptions> = {}, prompt?: string): Graded {
   const o = resolveOptions(given);
   try {
-    return isolated(() => gradeItem(response, reference, o));
+    return isolated(() => gradeItem(response, reference, o, prompt));
   } catch (e) {
     if (e instanceof EngineBudget) return { reward: null, reason: `machinery: ${e.message}`, details: { extracted: null, why: e.message } };
     throw e;
   }
 }
 
-function gradeItem(response: string, reference: string | string[], o: MathOptions): Graded {
+function gradeItem(response: string, reference: string | string[], o: MathOptions, prompt: string | undefined): Graded {
   // The references first: one that is empty once extracted is the data's fault (status
   // invalid), whatever the completion says.
   const refs = Array.isArray(reference) ? reference : [reference];
@@ -83,7 +90,10 @@ function gradeItem(response: string, reference: string | string[], o: MathOption
   }
   if (pred.normalized === "") return { reward: 0, reason: "no answer found", details: { extracted, via: found.via } };
 
-  const opts = { precision: o.precision, seed: o.seed, allowSetRelation: o.allow_set_relation };
+  const hints = promptHints(prompt);
+  // an inequality answers an interval reference with the option, or where the prompt asks for
+  // a range of values (the bounds and their direction are still compared)
+  const opts = { precision: o.precision, seed: o.seed, allowSetRelation: o.allow_set_relation || (hints?.range ?? false), prompt: hints };
   let firstWhy: string | undefined, firstMethod: Method | undefined, firstRef: string | undefined;
   for (let i = 0; i < refs.length; i++) {
     const gold = golds[i];
@@ -94,19 +104,19 @@ function gradeItem(response: string, reference: string | string[], o: MathOption
     }
     let predValue: Value, goldValue: Value;
     try {
-      predValue = pred.value;
+      predValue = pred.value(functionNames(pred.normalized, gold.normalized));
     } catch (e) {
       if (e instanceof TooComplex) return tooComplex(e);
       throw e;
     }
     try {
-      goldValue = gold.value;
+      goldValue = gold.value(functionNames(pred.normalized, gold.normalized));
     } catch (e) {
       if (e instanceof TooComplex) { firstWhy ??= `reference too complex: ${e.message}`; continue; }
       throw e;
     }
     const v = compare(goldValue, predValue, opts);
-    if (v.equal) return { reward: 1, reason: `equals the reference (${v.method})`, details: { ...details, method: v.method, matched: i } };
+    if (v.equal) return { reward: 1, reason: `equals the reference (${v.method}${v.note ? `: ${v.note}` : ""})`, details: { ...details, method: v.method, matched: i } };
     if (firstWhy === undefined) { firstWhy = v.why; firstMethod = v.method; firstRef = gold.normalized.slice(0, 512); }
   }
   return {

@@ -59,7 +59,7 @@ export const math = defineVerifier({
     // replacement worker still loading): the wait is the pool's, not the item's. The kill timer
     // starts when a worker takes the task, with what is left of the deadline then.
     const left = Math.max(1, ctx.deadline - Date.now());
-    const job = p.submit({ response: item.response, reference: item.reference, options: item.options });
+    const job = p.submit({ response: item.response, reference: item.reference, options: item.options, prompt: item.prompt });
     job.done.catch(() => {}); // also settled below, or abandoned when the request went away first
     // The worker is killed only at the item's hard deadline, whether or not anyone still waits
     // for it. A request that goes away earlier stops our wait but leaves the worker to finish

@@ -28,6 +28,59 @@ const BARE_UNITS = UNITS.filter((u) => !/^[a-z]$/.test(u));
 const UNIT_RE = new RegExp(`(?<=[\\d}])\\s*(?:\\\\[,;! ]|~)?\\s*(?:${BARE_UNITS.join("|")})(?:\\^?\\{?[23]\\}?)?(?![a-zA-Z])`, "g");
 const UNIT_TEXT_RE = new RegExp(`\\\\(?:text|textnormal|textrm|textit|mbox|mathrm|textbf|operatorname)\\s*\\{\\s*(?:(?:square|sq\\.?|cubic)\\s+)?(?:${UNITS.join("|")})(?:\\^?[23])?\\s*\\}(?:\\^\\{?[23]\\}?)?`, "gi");
 
+/**
+ * Circled and other enclosed digits as a list (`①④` is 1, 4: a choice of statements), and
+ * decimal digits of other scripts (Arabic-Indic, Devanagari, …) as ASCII digits. NFKC would make
+ * `①④` the number 14 and leaves most scripts' digits as they are. Linear.
+ */
+export function unicodeDigits(s: string): string {
+  if (/^[\x00-\x7f]*$/.test(s)) return s;
+  let enclosed = false;
+  let out = s.replace(/[\u2460-\u249b\u24ea\u24f5-\u24fe\u2776-\u2793]/g, (c) => {
+    enclosed = true;
+    return ` ${enclosedValue(c.codePointAt(0)!)},`;
+  });
+  if (enclosed) out = out.replace(/,\s*(?=$|[^\s\d])/g, "");
+  // NFKC first: it maps the mathematical and full-width digits; the rest come in runs of ten
+  return out.normalize("NFKC").replace(/(?![0-9])\p{Nd}/gu, (c) => String(decimalValue(c.codePointAt(0)!)));
+}
+
+function enclosedValue(cp: number): number {
+  if (cp >= 0x2460 && cp <= 0x2473) return cp - 0x2460 + 1; // ① … ⑳
+  if (cp >= 0x2474 && cp <= 0x2487) return cp - 0x2474 + 1; // ⑴ …
+  if (cp >= 0x2488 && cp <= 0x249b) return cp - 0x2488 + 1; // ⒈ …
+  if (cp === 0x24ea) return 0; // ⓪
+  if (cp >= 0x24f5 && cp <= 0x24fe) return cp - 0x24f5 + 1; // ⓵ …
+  return ((cp - 0x2776) % 10) + 1; // ❶ ➀ ➊ …
+}
+
+/** The value of a decimal digit (Unicode Nd) other than the mathematical ones: runs of ten from 0. */
+function decimalValue(cp: number): number {
+  let k = 0;
+  while (k < 9 && /\p{Nd}/u.test(String.fromCodePoint(cp - k - 1))) k++;
+  return k;
+}
+
+const QUALIFIER = /\bfor\s+(?:all|every|any|each)\b|\\forall(?![a-zA-Z])|\bwhere\b|\bwhenever\b|\bwhen\b|\bprovided\b|\bsuch\s+that\b/i;
+const PARAMETER_DOMAIN = /[,(]\s*[kmn]\s*(?:\\in\s*(?:Z|N)(?:\^\s*\+|_\s*\{?\s*\+\s*\}?)?|(?:is\s+an?\s+)?integers?)\s*\)?\s*$/;
+
+/**
+ * A qualifier after a complete answer is not part of it: `g(x) = 0 for every real x`,
+ * `2k\pi, where k is an integer`, `\frac{\pi}{2} + k\pi, k \in \mathbb{Z}`. Only a trailing one
+ * with no further list after it (`1 when x > 0, 0 otherwise` is left whole). Linear: no pattern
+ * here begins with a repeated class that each start position would rescan.
+ */
+export function dropQualifier(s: string): string {
+  const q = QUALIFIER.exec(s);
+  if (q && !/[,;]/.test(s.slice(q.index + q[0].length))) {
+    const head = s.slice(0, q.index).trimEnd().replace(/,$/, "");
+    if (/[^\s,]/.test(head)) s = head;
+  }
+  const p = PARAMETER_DOMAIN.exec(s);
+  if (p && p.index > 0) s = s.slice(0, p.index);
+  return s;
+}
+
 /** Removes a `\cmd{…}` wrapper keeping its (balanced) argument. */
 function unwrapCommand(s: string, cmd: RegExp): string {
   for (let guard = 0; guard < 200; guard++) {
@@ -59,7 +112,7 @@ export const PCT = "\\% ";
  */
 export function normalizeLatex(input: string, plain: boolean, decimalComma = false): string {
   // ℝ first: NFKC would turn it into a plain R, a variable
-  let s = input.replace(/ℝ/g, "\\mathbb{R}").normalize("NFKC");
+  let s = unicodeDigits(input.replace(/ℝ/g, "\\mathbb{R}"));
   for (const [re, to] of UNICODE) s = s.replace(re, to);
   s = s.replace(/\\\$|\$/g, " ");
   // display wrappers and styling
@@ -67,6 +120,8 @@ export function normalizeLatex(input: string, plain: boolean, decimalComma = fal
   s = s.replace(/\\(?:left|right|big|Big|bigg|Bigg|bigl|bigr|Bigl|Bigr)(?![a-zA-Z])\s*(\\\{|\\\}|\\\||[()[\]|.]|\\langle|\\rangle)?/g, (_m, d) => (d === "." || !d ? "" : d));
   s = s.replace(/\\(?:displaystyle|textstyle|scriptstyle|limits|nolimits|mathstrut)(?![a-zA-Z])/g, "");
   s = s.replace(/\\[dtc]frac(?![a-zA-Z])/g, "\\frac");
+  // \cos\frac{3}{4}\pi is the cosine of 3π/4, as it is read aloud
+  s = s.replace(/(\\(?:sin|cos|tan|sec|csc|cot))\s*\\frac\s*\{\s*(\d+)\s*\}\s*\{\s*(\d+)\s*\}\s*\\pi(?![a-zA-Z])/g, "$1(\\frac{$2\\pi}{$3})");
   // thousands written 14{,}916 or 11,\! 111
   s = s.replace(/(\d)\s*(?:\{\s*,\s*\}|,\s*\\!)\s*(?=\d{3}(?!\d))/g, "$1");
   s = s.replace(/(?<!\\)\\(?:q?quad|[,;:! ]|enspace|thinspace)/g, " ").replace(/~/g, " ");
@@ -84,6 +139,7 @@ export function normalizeLatex(input: string, plain: boolean, decimalComma = fal
   s = s.replace(/\\(?:emptyset|varnothing)(?![a-zA-Z])/g, "\\{\\}");
   s = s.replace(/\\mathbb\s*\{\s*R\s*\}(?!\s*[\^_])/g, "(-\\infty,\\infty)");
   s = unwrapCommand(s, /\\(?:text|textnormal|textrm|textit|textbf|textsf|mbox|mathrm|mathbf|mathit|mathsf|mathbb|mathcal|boldsymbol|bm|operatorname|hbox)\s*\{/g);
+  s = dropQualifier(s);
   // percent: one marker, `\%`, that the parser reads (25\% is 25 and 0.25)
   s = s.replace(/\\?%/g, PCT).replace(/\s*\b(?:percent(?:age)?|pct)\b/gi, PCT);
   // thousands separators: 14{,}916, 11,\!111, 1\,000 (a comma followed by no space and 3 digits)
@@ -107,6 +163,6 @@ export function normalizeLatex(input: string, plain: boolean, decimalComma = fal
   // a matrix wrapped in brackets: [\begin{array}…\end{array}]
   s = s.replace(/^[([]\s*(\\begin\{(\w+)\}[\s\S]*\\end\{\2\})\s*[)\]]$/, "$1");
   // `x \in S`
-  s = s.replace(/^[a-zA-Z](?:_\{?\w+\}?)?\s*\\in\s+/, "");
+  s = s.replace(/^[a-zA-Z](?:_\{?\w+\}?)?\s*\\in(?![a-zA-Z])\s*/, "");
   return s;
 }

@@ -9,8 +9,12 @@ import { parse as mathjsParse } from "mathjs/number";
 import { fromMathjs, type Expr } from "./expr.js";
 
 export type Value =
-  /** `unit`: the value was written with a degree or percent sign (`e` is the number as written). */
-  | { t: "expr"; e: Expr; src: string; unit?: "deg" | "pct" }
+  /**
+   * `unit`: the value was written with a degree or percent sign (`e` is the number as written).
+   * `implicit`: a letter before a bracket was read as a product (`k(x+2)` is k·(x+2)), a reading
+   * the writer may not have meant: no numeric disproof rests on it (see compareUnits).
+   */
+  | { t: "expr"; e: Expr; src: string; unit?: "deg" | "pct"; implicit?: string }
   | { t: "text"; s: string }
   /** `pm`: the two values of a `\pm`, spliced into a list around it. */
   | { t: "list"; kind: "bare" | "set" | "tuple" | "ratio"; items: Value[]; src: string; pm?: true }
@@ -182,7 +186,47 @@ function splitRelations(s: string): { parts: string[]; ops: string[] } {
 
 const WORD_FUNCS = /^(?:sin|cos|tan|sec|csc|cot|log|ln|exp|sqrt|arcsin|arccos|arctan|sinh|cosh|tanh|pi|infty|inf|infinity)$/i;
 
-export interface ParseOptions { plain: boolean }
+export interface ParseOptions {
+  plain: boolean;
+  /**
+   * Single letters read as functions before a bracket (`f(x+1)`): f, g, h, and any letter the
+   * item defines as one (`p(x) = …` on either side; see functionNames). Every other letter
+   * before a bracket multiplies it: `a(b+c)` is ab + ac.
+   */
+  functions?: string;
+}
+
+/** Letters conventionally naming functions: `f(x+1)` is f applied to x+1. */
+export const KNOWN_FUNCTIONS = "fgh";
+
+/**
+ * The letters an answer or reference defines as functions, `p(x) = …`, `q(t,s) =` (a letter
+ * applied to bare variables and then equated); linear in the text.
+ */
+export function functionNames(...texts: string[]): string {
+  let out = KNOWN_FUNCTIONS;
+  for (const t of texts) {
+    for (const m of t.matchAll(/(?<![\\a-zA-Z])([a-zA-Z])\s*\(\s*[a-zA-Z](?:\s*,\s*[a-zA-Z])*\s*\)\s*=/g)) if (!out.includes(m[1])) out += m[1];
+  }
+  return out;
+}
+
+/**
+ * A run of letters directly before a bracket, not a command's name (`\sin(`) nor a known
+ * function word of plain text (`sqrt(`), whose last letter is no function: the bracket is a
+ * factor. Returns the text with an explicit product and the first letter so read, or null.
+ */
+function implicitProducts(s: string, o: ParseOptions): { s: string; letter: string } | null {
+  if (!s.includes("(")) return null;
+  const fns = o.functions ?? KNOWN_FUNCTIONS;
+  let letter: string | null = null;
+  const out = s.replace(/(?<![\\a-zA-Z])([a-zA-Z]+)(\s*)(?=\()/g, (m, w: string) => {
+    if (WORD_FUNCS.test(w) || ASCII_FUNCS.has(w.toLowerCase()) || fns.includes(w[w.length - 1])) return m;
+    letter ??= w[w.length - 1];
+    return `${w}${o.plain ? "*" : "\\cdot "}`;
+  });
+  return letter === null ? null : { s: out, letter };
+}
 
 type Reader = (s: string, o: ParseOptions, depth: number) => Value | null;
 
@@ -340,9 +384,7 @@ const readBracketed: Reader = (s, o, depth) => {
 /** Prose and words, and a number marked with a degree or percent sign. */
 const readWords: Reader = (s, o) => {
   const bare = s.replace(/\\text\{|\}/g, "").trim();
-  // a word of four letters or more, or several words, is text ("Evelyn", "regular hexagon");
-  // shorter runs of letters stay math (`abc` is a product, `E` a choice or a variable)
-  if (/^[a-zA-Z][a-zA-Z\s'-]*[a-zA-Z]$/.test(bare) && !WORD_FUNCS.test(bare) && (/\s/.test(bare) || bare.length > 3)) {
+  if (/^[a-zA-Z][a-zA-Z\s'-]*[a-zA-Z]$/.test(bare) && !WORD_FUNCS.test(bare) && isWords(bare)) {
     return { t: "text", s: bare.toLowerCase().replace(/\s+/g, " ") };
   }
   // a degree or percent sign after a number (the markers normalizeLatex writes): the number as
@@ -359,6 +401,24 @@ const readWords: Reader = (s, o) => {
   }
   return null;
 };
+
+/**
+ * Whether a run of letters, spaces and hyphens is words rather than algebra. Words need a real
+ * word: one token of four letters or more ("Evelyn"), or several tokens of two letters or more
+ * each ("regular hexagon", "no solution"). A single letter among them, or a hyphen with a space
+ * beside it, is algebra: `x - y`, `a-b`, `x y`, `a b c` (and `abc`, a product). A hyphen
+ * joining tokens makes a word only when one of them has four letters ("well-defined").
+ */
+export function isWords(bare: string): boolean {
+  if (/\s-|-\s/.test(bare)) return false;
+  const words = bare.split(/\s+/);
+  const tokens = bare.split(/[\s-]+/).map((t) => t.replace(/'/g, ""));
+  if (bare.includes("-")) return tokens.every((t) => t.length >= 2) && tokens.some((t) => t.length >= 4);
+  if (words.length === 1) return bare.length > 3;
+  // an article is the one single letter a phrase may hold ("a right triangle")
+  if (tokens.some((t) => t.length < 2)) return tokens.every((t) => t.length >= 2 || /^(?:a|A|I)$/.test(t)) && tokens.some((t) => t.length >= 4);
+  return true;
+}
 
 const READERS: Reader[] = [readLabel, readRatio, readPm, readMatrix, readBracketed, readWords];
 
@@ -389,12 +449,21 @@ function setBuilder(inner: string, o: ParseOptions, depth: number): Value | null
 /** The interval(s) where a condition on `x` holds: `a < x < b`, `x \ge a`, and "or" lists of them. */
 export function setOfCondition(cond: Value, x: string): Value | null {
   if (cond.t === "list" && cond.kind === "bare") {
-    const parts = cond.items.map((c) => setOfCondition(c, x));
-    if (parts.some((p) => p === null || p.t !== "interval")) return null;
+    const parts = cond.items.map((c) => setOfCondition(c, x) ?? pointOf(c, x));
+    if (parts.some((p) => p === null || (p.t !== "interval" && p.t !== "list")) || !parts.some((p) => p!.t === "interval")) return null;
     return { t: "union", items: parts as Value[] };
   }
   if (cond.t !== "rel") return null;
   return relationInterval(cond, x);
+}
+
+/** `x = 3` in an "or" of conditions: the point {3} (`x < 1 \text{ or } x = 3`). */
+function pointOf(c: Value, x: string): Value | null {
+  if (c.t !== "rel" || c.ops.length !== 1 || c.ops[0] !== "=" || c.parts.length !== 2) return null;
+  const [l, r] = c.parts;
+  if (isVar(l, x) && isConst(r)) return { t: "list", kind: "set", items: [r], src: "" };
+  if (isVar(r, x) && isConst(l)) return { t: "list", kind: "set", items: [l], src: "" };
+  return null;
 }
 
 const INF = (sign: 1 | -1): Value => ({ t: "expr", e: sign > 0 ? "PositiveInfinity" : "NegativeInfinity", src: sign > 0 ? "\\infty" : "-\\infty" });
@@ -489,6 +558,15 @@ export function simpleAscii(s: string, plain: boolean): string | null {
 function leaf(s: string, o: ParseOptions): Value {
   const t = s.replace(/\s+/g, "");
   if (NUM.test(t)) return { t: "expr", e: { num: t.replace(/^\+/, "") }, src: t };
+  const products = implicitProducts(s, o);
+  if (products) {
+    const v = leafOf(products.s, t, o);
+    return v.t === "expr" ? { ...v, implicit: products.letter } : v;
+  }
+  return leafOf(s, t, o);
+}
+
+function leafOf(s: string, t: string, o: ParseOptions): Value {
   const ascii = simpleAscii(o.plain ? s.replace(/√\s*(\w+)/g, "sqrt($1)") : s, o.plain);
   if (ascii !== null) {
     try {

@@ -11,6 +11,8 @@ export interface Task {
   reference: string | string[];
   /** Defaults not yet filled in are filled by grade(). */
   options: Partial<MathOptions>;
+  /** The item's prompt: what it asks for (a range, a percentage, labels' order, all solutions). */
+  prompt?: string;
   /** Set to 1 (and notified) as the worker begins the task: the caller starts its clock then. */
   started?: Int32Array;
 }
@@ -33,7 +35,7 @@ export default function run(task: Task): TaskResult {
   if (hooks && task.response === SPIN_MARKER) for (;;) { /* a pathological input that no cap catches */ }
   if (hooks && task.response === BUSY_MARKER) for (const end = Date.now() + 100; Date.now() < end;) { /* a slow task */ }
   try {
-    return grade(task.response, task.reference, task.options);
+    return grade(task.response, task.reference, task.options, task.prompt);
   } catch (e) {
     // an error's class does not survive the thread boundary: say it in the result instead
     if (e instanceof InvalidItemError) return { invalid: e.message, field: e.field };
