@@ -215,8 +215,10 @@ describe("ASSAY_SANDBOX_PYTHON=python-sci: plain python programs get the scienti
   const missing = !sci ? chosen[1].note : sci.languages.includes("python-sci") ? false : notBuiltReason("python-sci");
   if (missing && IN_CI) test("the docker sandbox with python-sci is here", () => assert.fail(String(missing)));
   test("/run_code with language python: ModuleNotFoundError in the lean default, the sum with python-sci", { skip: missing && !IN_CI ? `no docker python-sci: ${missing}` : false }, async () => {
+    // /run_code's own default is python-sci now (as SandboxFusion's); ASSAY_RUN_CODE_PYTHON=python
+    // makes its `python` follow ASSAY_SANDBOX_PYTHON, which is what this test compares.
     const send = async (sb: Sandbox) => {
-      const { app } = await testApp({}, [], { sandbox: fakeSandbox(sb) });
+      const { app } = await testApp({ ASSAY_RUN_CODE_PYTHON: "python" }, [], { sandbox: fakeSandbox(sb) });
       return (await request(app).post("/run_code").send({ code: program, language: "python", stdin: "2 3\n", run_timeout: 10 }).expect(200)).body;
     };
     const a = await send(lean!);
