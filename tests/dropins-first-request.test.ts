@@ -8,6 +8,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { join } from "node:path";
+import { listeningUrl } from "./helpers.js";
 
 const root = new URL("..", import.meta.url).pathname;
 const hasBwrap = spawnSync("bwrap", ["--version"]).status === 0;
@@ -24,17 +25,7 @@ test("first requests the instant /readyz is 200, with CPU hogs: /get_reward (mat
   child.stdout!.on("data", (d) => (out += d));
   child.stderr!.on("data", (d) => (out += d));
   try {
-    const url = await new Promise<string>((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error(`no 'listening' line within 60 s: ${out.slice(0, 400)}`)), 60_000);
-      const poll = setInterval(() => {
-        const l = out.split("\n").find((x) => x.includes("assay listening on"));
-        if (!l) return;
-        clearInterval(poll);
-        clearTimeout(t);
-        resolve(JSON.parse(l).url);
-      }, 5);
-      child.once("exit", (c) => reject(new Error(`serve exited ${c}: ${out.slice(0, 400)}`)));
-    });
+    const url = await listeningUrl(child, () => out);
     const t0 = Date.now();
     let ready = false;
     while (Date.now() - t0 < 200_000) {

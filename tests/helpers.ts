@@ -112,3 +112,19 @@ export async function fastestCpu<T>(f: () => Promise<T> | T): Promise<{ out: T; 
   }
   return { out, ms };
 }
+
+/** The URL from a served child's `assay listening on` log line (its output so far read through
+ * `out`), within 60 s; rejects at once, with the output, if the child exits first. */
+export function listeningUrl(child: import("node:child_process").ChildProcess, out: () => string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`no 'listening' line within 60 s: ${out().slice(0, 400)}`)), 60_000);
+    const poll = setInterval(() => {
+      const l = out().split("\n").find((x) => x.includes("assay listening on"));
+      if (!l) return;
+      clearInterval(poll);
+      clearTimeout(t);
+      resolve(JSON.parse(l).url);
+    }, 5);
+    child.once("exit", (c) => reject(new Error(`serve exited ${c}: ${out().slice(0, 400)}`)));
+  });
+}

@@ -11,7 +11,7 @@ import { once } from "node:events";
 import { join } from "node:path";
 import { loadConfig } from "../src/core/config.js";
 import { startServer } from "../src/server/start.js";
-import { quiet, testRuntime } from "./helpers.js";
+import { listeningUrl, quiet, testRuntime } from "./helpers.js";
 
 const root = new URL("..", import.meta.url).pathname;
 const env = { ...process.env, ASSAY_SANDBOX: "none", ASSAY_DATA_DIR: ":memory:" };
@@ -64,17 +64,7 @@ test("/readyz is 503 naming what warms, then 200; 64 math items sent that instan
   child.stdout!.on("data", (d) => (out += d));
   child.stderr!.on("data", (d) => (out += d));
   try {
-    const url = await new Promise<string>((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error(`no 'listening' line within 60 s: ${out.slice(0, 400)}`)), 60_000);
-      const poll = setInterval(() => {
-        const l = out.split("\n").find((x) => x.includes("assay listening on"));
-        if (!l) return;
-        clearInterval(poll);
-        clearTimeout(t);
-        resolve(JSON.parse(l).url);
-      }, 5);
-      child.once("exit", (c) => reject(new Error(`serve exited ${c}: ${out.slice(0, 400)}`)));
-    });
+    const url = await listeningUrl(child, () => out);
     assert.equal((await fetch(url + "/healthz")).status, 200, "liveness answers at once");
     let first: { status: number; body: any } | undefined;
     let ready: any;
