@@ -128,3 +128,17 @@ export function listeningUrl(child: import("node:child_process").ChildProcess, o
     child.once("exit", (c) => reject(new Error(`serve exited ${c}: ${out().slice(0, 400)}`)));
   });
 }
+
+/** Why PostgreSQL at `url` cannot be used by a test (null when it answers), with the command that
+ * starts one; under CI the caller throws it instead of skipping. */
+export async function pgMissingAt(url: string): Promise<string | null> {
+  const { default: pg } = await import("pg");
+  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
+  try {
+    await c.connect();
+    await c.end();
+    return null;
+  } catch (err) {
+    return `PostgreSQL not reachable (${(err as Error).message}); bash scripts/setup-postgres.sh starts one`;
+  }
+}

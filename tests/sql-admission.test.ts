@@ -17,7 +17,7 @@ import assert from "node:assert/strict";
 import request from "supertest";
 import { spawn, type ChildProcess } from "node:child_process";
 import { availableParallelism } from "node:os";
-import { testApp } from "./helpers.js";
+import { pgMissingAt, testApp } from "./helpers.js";
 import { sqliteFixture } from "../verifiers/sql/fixtures.js";
 
 const fx = sqliteFixture();
@@ -78,17 +78,7 @@ describe("SQL admission: queueing never makes an item null", () => {
 // PostgreSQL (scripts/setup-postgres.sh's read-only role): the same rule for its connections.
 const PG_ENDLESS = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT max(n) FROM r";
 const READER = process.env.ASSAY_SQL_TEST_POSTGRES_RO ?? "postgres://assay_ro:assay_ro@127.0.0.1:5432/assay_test";
-const pgMissing = await (async () => {
-  const { default: pg } = await import("pg");
-  const c = new pg.Client({ connectionString: READER, connectionTimeoutMillis: 3_000 });
-  try {
-    await c.connect();
-    await c.end();
-    return null;
-  } catch (err) {
-    return `PostgreSQL not reachable (${(err as Error).message}); bash scripts/setup-postgres.sh starts one`;
-  }
-})();
+const pgMissing = await pgMissingAt(READER);
 if (pgMissing && process.env.CI === "true") throw new Error(pgMissing);
 
 describe("PostgreSQL admission: a query's wait for a connection is not charged to its item", { skip: pgMissing ?? undefined }, () => {

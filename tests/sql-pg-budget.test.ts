@@ -17,7 +17,7 @@ import { test, describe, after, before } from "node:test";
 import assert from "node:assert/strict";
 import request from "supertest";
 import pg from "pg";
-import { testApp } from "./helpers.js";
+import { pgMissingAt, testApp } from "./helpers.js";
 import { loadConfig } from "../src/core/config.js";
 import { startServer } from "../src/server/start.js";
 import { ConnectionBudgetError } from "../src/sql/postgres.js";
@@ -28,16 +28,7 @@ const OWNER = process.env.ASSAY_SQL_TEST_POSTGRES ?? "postgres://assay:assay@127
 const READER = process.env.ASSAY_SQL_TEST_POSTGRES_RO ?? "postgres://assay_ro:assay_ro@127.0.0.1:5432/assay_test";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const pgMissing = await (async () => {
-  const c = new pg.Client({ connectionString: OWNER, connectionTimeoutMillis: 3_000 });
-  try {
-    await c.connect();
-    await c.end();
-    return null;
-  } catch (err) {
-    return `PostgreSQL not reachable (${(err as Error).message}); bash scripts/setup-postgres.sh starts one`;
-  }
-})();
+const pgMissing = await pgMissingAt(OWNER);
 if (pgMissing && process.env.CI === "true") throw new Error(pgMissing);
 
 /** The reader's URL as database `i`: its own application_name, so the server can count its connections. */
