@@ -34,7 +34,7 @@ const cases: [string, () => unknown][] = [
 
 for (const [name, f] of cases) {
   test(`linear on 1 MB: ${name}`, async () => {
-    const { ms } = await fastestCpu(f);
+    const { ms } = await fastestCpu(f, { under: 50 });
     assert.ok(ms < 50, `${name}: ${ms.toFixed(1)} ms of CPU`);
   });
 }

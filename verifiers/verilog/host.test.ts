@@ -40,11 +40,11 @@ describe("lexical scan", () => {
   test("1 MB of adversarial text scans in linear time", async () => {
     const hostile = ["/*".repeat(200_000), '"'.repeat(500_000), "$".repeat(1_000_000), "`".repeat(1_000_000), "module ".repeat(150_000), "\\".repeat(1_000_000)];
     for (const h of hostile) {
-      const { ms } = await fastestCpu(() => scanVerilog(h));
+      const { ms } = await fastestCpu(() => scanVerilog(h), { under: 50 });
       assert.ok(ms < 50, `${h.slice(0, 8)}… took ${ms} ms`);
     }
     const fences = "```verilog\n".repeat(90_000);
-    const { ms } = await fastestCpu(() => extractModule(fences));
+    const { ms } = await fastestCpu(() => extractModule(fences), { under: 50 });
     assert.ok(ms < 50, `unclosed fences took ${ms} ms`);
     assert.ok(MAX_MODULE_CHARS <= 200_000);
   });
@@ -176,7 +176,7 @@ describe("hostile completions end on the host, before any sandbox run", () => {
       ["<think>" + "x".repeat(1_000_000) + "</think>", /no Verilog module/],
     ];
     for (const [response, want] of cases) {
-      const { out, ms } = await fastestCpu(() => verifyDirect(verilog, { response, reference: ADDER_GOLDEN }, { services }));
+      const { out, ms } = await fastestCpu(() => verifyDirect(verilog, { response, reference: ADDER_GOLDEN }, { services }), { under: 50 });
       assert.equal(out.reward, 0, out.reason);
       assert.match(out.reason, want);
       assert.ok(ms < 50, `${response.slice(0, 20)}… took ${ms} ms`);

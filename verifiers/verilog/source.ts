@@ -88,8 +88,9 @@ export function scanVerilog(src: string): Scan {
     } else if (c === 36 /* $ */ || c === 96 /* ` */) {
       let j = i + 1;
       while (j < n && isIdChar(src.charCodeAt(j))) j++;
-      const name = src.slice(i, j);
-      const bad = c === 36 ? name.length > 1 && !ALLOWED_SYSTEM.has(name) : FORBIDDEN_DIRECTIVES.has(name);
+      // A lone $ or ` names nothing: no slice, no lookup (a 1 MB run of them stays a plain scan).
+      const name = j > i + 1 ? src.slice(i, j) : "";
+      const bad = name !== "" && (c === 36 ? !ALLOWED_SYSTEM.has(name) : FORBIDDEN_DIRECTIVES.has(name));
       if (bad && !seen.has(name)) {
         seen.add(name);
         if (forbidden.length < 16) forbidden.push(name);
