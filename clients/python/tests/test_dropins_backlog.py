@@ -168,15 +168,18 @@ def pool4_url():
         yield url
 
 
-async def settle(url: str, want: int, timeout: float = 60.0) -> None:
+async def settle(url: str, want: int, sent: list, timeout: float = 60.0) -> None:
     """Waits until `want` items are being scored (/metrics' assay_inflight_items) and their runs
     hold every slot with more queued: /reward then refuses a correct program (429), the
     admission that OpenRLHF's and NeMo-Gym's clients cannot get past. The correct programs are
-    sent then, behind the backlog, as a later wave of rollouts is."""
+    sent then, behind the backlog, as a later wave of rollouts is. Returns early once one of
+    the `sent` requests has ended (a loop refused and given up on: the test's assertions say so)."""
     t0 = time.monotonic()
     text = ""
     async with aiohttp.ClientSession() as s:
         while time.monotonic() - t0 < timeout:
+            if any(t.done() for t in sent):
+                return
             async with s.get(url + "/metrics") as r:
                 text = await r.text()
             m = re.search(r"^assay_inflight_items (\S+)$", text, re.M)
@@ -204,7 +207,7 @@ def test_openrlhf_clients_score_correct_programs_1_behind_a_backlog_of_endless_l
 
     async def main():
         loops = [asyncio.create_task(_post_request(url, payload(LOOP, i))) for i in range(LOOPS)]
-        await settle(pool4_url, LOOPS)
+        await settle(pool4_url, LOOPS, loops)
         t0 = time.monotonic()
         new = [asyncio.create_task(_post_request(url, payload(ADD, i))) for i in range(CORRECT // 2)]
         old = [asyncio.create_task(asyncio.to_thread(request_api_wrapper, url, payload(ADD, i)))
@@ -252,7 +255,7 @@ def test_nemo_gyms_client_through_the_proxy_scores_correct_programs_1_behind_a_b
                 return await get_response_json(res)
 
             loops = [asyncio.create_task(rollout(LOOP, i)) for i in range(LOOPS)]
-            await settle(pool4_url, LOOPS)
+            await settle(pool4_url, LOOPS, loops)
             t0 = time.monotonic()
             correct = await asyncio.gather(*(rollout(ADD, i) for i in range(CORRECT)), return_exceptions=True)
             waited = time.monotonic() - t0
