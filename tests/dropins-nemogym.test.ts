@@ -3,7 +3,8 @@ import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import request from "supertest";
 import { testApp } from "./helpers.js";
-import { outputText, promptText, aggregate } from "../src/server/routes/nemogym.js";
+import { readFileSync } from "node:fs";
+import { outputText, promptText, aggregate, NEMO_GYM_CALLER } from "../src/server/routes/nemogym.js";
 
 /** A Responses-API object as NeMo-Gym's vLLM model server returns it: a reasoning item, then the message. */
 function response(...texts: string[]) {
@@ -79,5 +80,12 @@ describe("NeMo-Gym resources server", () => {
     assert.equal(aggregate(Array.from({ length: 200_000 }, (_, i) => ({ _ng_task_index: i % 7, reward: i % 2 }))).agent_metrics.count, 200_000);
     const used = process.cpuUsage(t0);
     assert.ok((used.user + used.system) / 1000 < 500, `${(used.user + used.system) / 1000} ms of CPU`);
+  });
+
+  test("/verify is held behind a backlog for as long as the proxy NeMo-Gym starts waits for Assay (its FORWARD_TIMEOUT_S)", () => {
+    const proxy = readFileSync(new URL("../clients/python/assay_client/nemo_gym.py", import.meta.url), "utf8");
+    const m = /^FORWARD_TIMEOUT_S = ([\d.]+)$/m.exec(proxy);
+    assert.ok(m, "FORWARD_TIMEOUT_S not found in assay_client/nemo_gym.py");
+    assert.equal(NEMO_GYM_CALLER.waitsMs, Number(m[1]) * 1000);
   });
 });

@@ -5,8 +5,9 @@
  *   count against its deadline; time it spends running does.
  * - The sandbox's backlog (sandbox/load.ts) is estimated from the runs' own limits over the
  *   slots; past ASSAY_SANDBOX_MAX_WAIT_MS a request for a sandboxed verifier is refused with 429
- *   and Retry-After (/reward, /reward/batch, OpenRLHF's /get_reward, NeMo Gym's /verify).
- *   /run_code instead waits within its caller's budget (tests/dropins-run-code.test.ts).
+ *   and Retry-After (/reward, /reward/batch). OpenRLHF's /get_reward and NeMo-Gym's /verify,
+ *   whose clients cannot use a refusal, are held instead for as long as their caller waits;
+ *   /run_code waits within its caller's budget (tests/dropins-run-code.test.ts).
  *   Requests for other verifiers pass.
  * - On the real backends, 32 half-second programs on 2 slots (8 s or more of queue) all score 1
  *   with a deadline of 4.5 s.
@@ -141,10 +142,39 @@ describe("admission: refused up front past ASSAY_SANDBOX_MAX_WAIT_MS", () => {
     await request(app).post("/reward").send({ verifier: "combine", response: "a", reference: { parts: "x" } }).expect(400);
   });
 
-  test("OpenRLHF's /get_reward (its client retries any HTTP error) and NeMo Gym's /verify: 429", async () => {
-    const { app } = await appWith(busy);
-    await request(app).post("/get_reward").send({ query: ["```python\nprint(42)\n```"], labels: [JSON.stringify(item())] }).expect(429);
-    await request(app).post("/verify").send({ responses_create_params: { input: "x" }, verifier: "code", response: { output: [] }, reference: item().reference }).expect(429);
+  const getReward = (app: Parameters<typeof request>[0]) => request(app).post("/get_reward").send({ query: ["```python\nprint(int(input()) * 2)\n```"], labels: [JSON.stringify(item())] });
+  const verify = (app: Parameters<typeof request>[0]) => request(app).post("/verify").send({
+    responses_create_params: { input: "x" }, verifier: "code", reference: item().reference, options: item().options,
+    response: { output: [{ type: "message", content: [{ type: "output_text", text: item().response }] }] },
+  });
+
+  test("OpenRLHF's /get_reward and NeMo-Gym's /verify are held, not refused, past the bound: a 429 buys OpenRLHF one second of its five tries and fails NeMo-Gym's rollout", async () => {
+    const { app } = await appWith(busy); // 45 s of backlog, bound 30 s: /reward is refused (above)
+    const orl = await getReward(app).expect(200);
+    assert.deepEqual([orl.body.rewards, orl.body.extra_logs.assay_unscored], [[1], [0]], JSON.stringify(orl.body));
+    const ng = await verify(app).expect(200);
+    assert.equal(ng.body.reward, 1, JSON.stringify(ng.body));
+    assert.equal(ng.body.mask_sample, undefined);
+  });
+
+  test("past what the caller waits, less its items' own time, they are refused with that in the message", async () => {
+    // OpenRLHF waits 180 s a try; a code item with a 100 ms limit gets the 10 s default deadline.
+    const { app } = await appWith({ ...busy, waitMs: 175_000 });
+    const orl = await getReward(app).expect(429);
+    assert.match(orl.body.error, /past the bound of 170 s \(OpenRLHF's client waits 180 s for an answer, 10 s of it for scoring\)/);
+    assert.match(orl.body.error, /raise ASSAY_SANDBOX_POOL, or have the trainer send fewer requests at once/);
+    assert.equal(orl.headers["retry-after"], "5");
+    await verify(app).expect(200); // the NeMo-Gym proxy waits 900 s
+    const far = await appWith({ ...busy, waitMs: 895_000 });
+    const ng = await verify(far.app).expect(429);
+    assert.match(ng.body.error, /past the bound of 890 s \(the NeMo-Gym resources server \(assay_client.nemo_gym\) waits 900 s/);
+    // An item's own limits are its time: a 30 s CPU limit is a 61 s wall limit, so with 125 s of
+    // backlog it is refused where the 100 ms one is held.
+    const mid = await appWith({ ...busy, waitMs: 125_000 });
+    await getReward(mid.app).expect(200);
+    const long = JSON.stringify({ ...item(), options: { time_limit_ms: 30_000 } });
+    const two = await request(mid.app).post("/get_reward").send({ query: ["a", "b"], labels: [long, JSON.stringify(item())] }).expect(429);
+    assert.match(two.body.error, /OpenRLHF's client waits 180 s for an answer, 6\d s of it for scoring/);
   });
 
   test("/run_code is not refused on the estimate: it waits for its turn within verl's budget (an early 504 spent verl's three tries in 3 s, issue 27)", async () => {

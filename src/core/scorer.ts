@@ -123,8 +123,7 @@ export class Scorer {
     if ("invalid" in resolved) return finish(t0, id, name, "invalid", null, resolved.invalid, { field: resolved.field });
     // A deadline the caller set is kept (the verifier shrinks its limits to fit); the server's
     // default grows to what the item's own limits need, so they, not the deadline, end it.
-    const asked = raw_.deadline_ms ?? o.deadlineMs;
-    const deadlineMs = Math.min(asked ?? Math.max(this.opts.deadlineMs, budgetOf(resolved.verifier, resolved.item)), this.opts.maxDeadlineMs, capMs);
+    const deadlineMs = Math.min(this.deadlineOf(resolved, raw_.deadline_ms ?? o.deadlineMs), capMs);
     // The result names the verifier as the item called it: `custom:<name>@<version>`, `preset:<name>`
     // say which one scored, where the namespace verifier's own name ("custom") would not.
     const called = resolved.item.verifier;
@@ -134,6 +133,27 @@ export class Scorer {
     } catch (err) {
       return fromError(t0, id, called, err, this.opts.log);
     }
+  }
+
+  /** An item's deadline: the one asked for, else the server's default grown to the item's own limits; capped by ASSAY_MAX_DEADLINE_MS. */
+  private deadlineOf(resolved: { verifier: AnyVerifier; item: VerifyItem }, asked: number | undefined): number {
+    return Math.min(asked ?? Math.max(this.opts.deadlineMs, budgetOf(resolved.verifier, resolved.item)), this.opts.maxDeadlineMs);
+  }
+
+  /**
+   * The most time `items` may take to score once they run, ms, for admission to weigh against
+   * how long a caller waits for its answer: the longest deadline one of them gets, once per
+   * round of ASSAY_BATCH_CONCURRENCY. Malformed items count nothing (they are not run). Linear.
+   */
+  ownMs(items: readonly unknown[], deadlineMs?: number): number {
+    let most = 0;
+    for (const raw of items) {
+      if (check("RewardItem", raw)) continue;
+      const resolved = this.opts.registry.resolve(raw as RewardItem);
+      if ("invalid" in resolved) continue;
+      most = Math.max(most, this.deadlineOf(resolved, (raw as RewardItem).deadline_ms ?? deadlineMs));
+    }
+    return most * Math.ceil(items.length / Math.max(1, this.opts.batchConcurrency));
   }
 
   /** Runs init (once) and verify, racing both against the deadline and the caller's signal. */

@@ -27,9 +27,23 @@ export interface RouteDeps {
    * Reserves `n` items under the in-flight cap (429 + Retry-After past it); returns the release.
    * With the items themselves, also refuses (429) when they would wait for the sandbox longer
    * than ASSAY_SANDBOX_MAX_WAIT_MS, or for the SQL engines longer than ASSAY_SQL_MAX_WAIT_MS
-   * (the scorer knows which verifiers use which pool, and the pools' backlogs).
+   * (the scorer knows which verifiers use which pool, and the pools' backlogs); for a `caller`
+   * that cannot use a refusal, only past what that caller waits.
    */
-  admit(n: number, items?: readonly unknown[]): () => void;
+  admit(n: number, items?: readonly unknown[], caller?: Caller): () => void;
+}
+
+/**
+ * A drop-in route's caller that cannot use a refusal: a trainer's client whose retries come too
+ * fast to outlast a backlog (OpenRLHF: five tries a second apart) or that makes any error status
+ * a failed rollout (NeMo-Gym). Its request is held in the pools' queues, not refused, for as long
+ * as it waits for an answer less its items' own time (`Scorer.ownMs`), whatever the configured bound.
+ */
+export interface Caller {
+  /** Who waits, for the refusal's message ("OpenRLHF's client"). */
+  name: string;
+  /** How long it waits for an answer, ms. */
+  waitsMs: number;
 }
 
 /** Each shared pool's admission bound, what a refusal calls it, and what to raise. */
@@ -64,7 +78,7 @@ export function routeDeps(runtime: Runtime, metrics: Metrics, limiter: InflightL
         step(0)();
       };
     },
-    admit: (n, items) => {
+    admit: (n, items, caller) => {
       // The host cannot keep up: sandboxed work would only crawl (timed by its own work, it is
       // not scored wrong, but it would hold its client for minutes). Refused up front instead.
       const pMax = config.sandbox.cpuPressureMax;
@@ -80,14 +94,26 @@ export function routeDeps(runtime: Runtime, metrics: Metrics, limiter: InflightL
           );
         }
       }
+      let ownMs: number | undefined;
       for (const pool of POOLS) {
         const waitMs = items ? runtime.scorer.waitMs(items, pool) : 0;
-        const { bound, what, raise } = BOUNDS[pool](config);
+        let { bound, what, raise } = BOUNDS[pool](config);
+        let held = "";
+        if (waitMs > bound && items && caller) {
+          ownMs ??= runtime.scorer.ownMs(items);
+          const hold = caller.waitsMs - ownMs;
+          if (hold > bound) {
+            bound = hold;
+            held = ` (${caller.name} waits ${Math.round(caller.waitsMs / 1000)} s for an answer, ${Math.round(ownMs / 1000)} s of it for scoring)`;
+            // The configured bound no longer decides: more slots, or fewer requests, do.
+            raise = `${raise.split(" / ").filter((k) => !k.endsWith("_MAX_WAIT_MS")).join(" / ")}, or have the trainer send fewer requests at once`;
+          }
+        }
         if (waitMs > bound) {
           const retry = Math.max(config.retryAfterS, Math.ceil((waitMs - bound) / 1000));
           throw new HttpError(
             429,
-            `${what} busy: work sent now would wait about ${Math.round(waitMs / 1000)} s for a ${pool === "sandbox" ? "slot" : "process or connection"}, past the bound of ${Math.round(bound / 1000)} s; retry after ${retry}s (or raise ${raise})`,
+            `${what} busy: work sent now would wait about ${Math.round(waitMs / 1000)} s for a ${pool === "sandbox" ? "slot" : "process or connection"}, past the bound of ${Math.round(bound / 1000)} s${held}; retry after ${retry}s (or raise ${raise})`,
             undefined,
             { "Retry-After": String(retry) },
           );

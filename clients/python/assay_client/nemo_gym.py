@@ -14,7 +14,10 @@ Paths (nemo_gym/base_resources_server.py `SimpleResourcesServer.setup_webserver`
 nemo_gym/server_utils.py `BaseServer.setup_liveness`):
 
 - `POST /seed_session`, `/verify`, `/aggregate_metrics`, `/close_session`: forwarded to Assay as is;
-  Assay's status and body come back unchanged (a 400 names what to fix in the dataset).
+  Assay's status and body come back unchanged (a 400 names what to fix in the dataset), except
+  that a 429 or 503 (Assay busy) is retried here, after its Retry-After, for as long as
+  FORWARD_TIMEOUT_S allows: NeMo-Gym retries only dropped connections (nemo_gym/server_utils.py
+  `request`) and its agents turn any error status into a failed rollout (`raise_for_status`).
 - The same under `/ng-rollout/<id>/...`: with observability on, NeMo-Gym's ServerClient puts that
   prefix on every call to a resources server (nemo_gym/server_utils.py `ServerClient.request`);
   NeMo-Gym's own servers strip it (nemo_gym/rollout_correlation.py `RolloutContextMiddleware`,
@@ -35,6 +38,7 @@ import json
 import os
 import re
 import sys
+import time
 import urllib.error
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -53,9 +57,24 @@ FORWARDED = frozenset({"/seed_session", "/verify", "/aggregate_metrics", "/close
 # ROLLOUT_ID_PATTERN / RolloutContextMiddleware._PREFIX (Apache-2.0, NVIDIA CORPORATION & AFFILIATES).
 _ROLLOUT_PREFIX = re.compile(r"^/ng-rollout/(?P<rollout_id>[A-Za-z0-9][A-Za-z0-9._-]*)(?P<rest>/.*)$")
 
-#: Seconds to wait for Assay's answer: longer than any verifier's own limit (a code verifier's
-#: sandbox run can queue for minutes under load); Assay answers every request within its own limits.
+#: Seconds to wait for Assay's answer, retries of a busy answer included: longer than any
+#: verifier's own limit (a code verifier's sandbox run can queue for minutes under load). Assay
+#: holds a /verify behind a sandbox backlog for up to this long rather than refuse it
+#: (src/server/routes/nemogym.ts NEMO_GYM_CALLER, checked equal by tests/dropins-nemogym.test.ts).
 FORWARD_TIMEOUT_S = 900.0
+
+#: Assay's answers that mean "busy, send it again later" (in-flight cap, admission).
+RETRIED = frozenset({429, 503})
+
+
+def retry_after_s(value: Optional[str]) -> float:
+    """Seconds from a Retry-After header (delta-seconds; an HTTP date or nothing: 1 s), between
+    0.5 and 30."""
+    try:
+        s = float(value) if value is not None else 1.0
+    except ValueError:
+        s = 1.0
+    return min(max(s, 0.5), 30.0)
 
 
 def strip_rollout_prefix(path: str) -> Tuple[str, Optional[str]]:
@@ -147,16 +166,24 @@ class ResourcesServer(ThreadingHTTPServer):
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        req = urllib.request.Request(self.assay_url + path, data=body, headers=headers, method="POST")
-        try:
-            with urllib.request.urlopen(req, timeout=FORWARD_TIMEOUT_S) as r:
-                return r.status, r.read()
-        except urllib.error.HTTPError as e:
-            return e.code, e.read()
-        except (urllib.error.URLError, OSError) as e:
-            reason = getattr(e, "reason", e)
-            return 502, json.dumps({"detail": f"Assay at {self.assay_url} did not answer ({reason}); "
-                                              "set ASSAY_URL to where Assay listens"}).encode()
+        give_up = time.monotonic() + FORWARD_TIMEOUT_S
+        while True:
+            req = urllib.request.Request(self.assay_url + path, data=body, headers=headers, method="POST")
+            try:
+                with urllib.request.urlopen(req, timeout=max(1.0, give_up - time.monotonic())) as r:
+                    return r.status, r.read()
+            except urllib.error.HTTPError as e:
+                reply = e.read()
+                wait = retry_after_s(e.headers.get("Retry-After"))
+                if e.code not in RETRIED or time.monotonic() + wait >= give_up:
+                    return e.code, reply
+                if self.verbose:
+                    print(f"assay answered {e.code} to {path}; retrying in {wait:.1f} s", file=sys.stderr, flush=True)
+                time.sleep(wait)
+            except (urllib.error.URLError, OSError) as e:
+                reason = getattr(e, "reason", e)
+                return 502, json.dumps({"detail": f"Assay at {self.assay_url} did not answer ({reason}); "
+                                                  "set ASSAY_URL to where Assay listens"}).encode()
 
 
 def main(argv: Optional[list] = None) -> None:

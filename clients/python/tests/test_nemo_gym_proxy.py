@@ -23,6 +23,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -286,3 +287,47 @@ def test_concurrent_rollouts_over_nemo_gyms_aiohttp_client(tmp_path, keyed_assay
     assert [s for s, _ in replies] == [200] * 24
     assert [r["reward"] for _, r in replies] == [1.0 if i % 3 else 0.0 for i in range(24)]
     assert [(r[TASK_INDEX_KEY_NAME], r[ROLLOUT_INDEX_KEY_NAME]) for _, r in replies] == [(i // 4, i % 4) for i in range(24)]
+
+
+def serve_proxy(assay_url):
+    from assay_client.nemo_gym import ResourcesServer
+
+    proxy = ResourcesServer("127.0.0.1", 0, assay_url=assay_url, api_key="")
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    return proxy, f"http://127.0.0.1:{proxy.server_address[1]}"
+
+
+def test_the_proxy_retries_assays_busy_answers_after_their_retry_after(fake_assay):
+    """NeMo-Gym retries only dropped connections and fails the rollout on an error status, so the
+    proxy itself sends a 429 or 503 again after its Retry-After; any other status comes back as is."""
+    fake = fake_assay(script=[(429, {"Retry-After": "1"}, b'{"error": "sandbox busy"}'),
+                              (503, {"Retry-After": "1"}, b'{"error": "warming up"}')])
+    proxy, url = serve_proxy(fake.url)
+    try:
+        t0 = time.monotonic()
+        status, reply = post(url + "/ng-rollout/0-1/verify", {"verifier": "exact", "response": "ab"})
+        assert (status, reply["reward"]) == (200, 2.0)
+        assert [r["path"] for r in fake.requests] == ["/verify"] * 3
+        assert time.monotonic() - t0 >= 1.9  # it waited what each Retry-After said
+        fake.script = [(400, {}, b'{"error": "unknown verifier"}')]
+        assert post(url + "/verify", {"verifier": "x"}) == (400, {"error": "unknown verifier"})
+        assert len(fake.requests) == 4
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+
+
+def test_the_proxy_passes_a_busy_answer_on_once_its_own_timeout_would_pass(fake_assay, monkeypatch):
+    from assay_client import nemo_gym
+
+    monkeypatch.setattr(nemo_gym, "FORWARD_TIMEOUT_S", 2.5)
+    fake = fake_assay(script=[(429, {"Retry-After": "1"}, b'{"error": "sandbox busy"}')] * 20)
+    proxy, url = serve_proxy(fake.url)
+    try:
+        t0 = time.monotonic()
+        status, reply = post(url + "/verify", {"verifier": "exact", "response": "ab"})
+        assert (status, reply) == (429, {"error": "sandbox busy"})
+        assert 2 <= len(fake.requests) <= 3 and time.monotonic() - t0 < 5
+    finally:
+        proxy.shutdown()
+        proxy.server_close()

@@ -16,7 +16,17 @@
 import { Router } from "express";
 import type { RewardResult } from "../../core/types.js";
 import { HttpError } from "../errors.js";
-import { clientGone, type RouteDeps } from "../http.js";
+import { clientGone, type Caller, type RouteDeps } from "../http.js";
+
+/**
+ * Who calls /verify: the resources server NeMo-Gym starts (clients/python/assay_client/nemo_gym.py),
+ * which waits FORWARD_TIMEOUT_S (900 s) for Assay and retries a 429 or 503 within it. NeMo-Gym's
+ * own client behind it waits without a timeout (nemo_gym/server_utils.py `set_global_aiohttp_client`:
+ * `ClientTimeout()`) and turns any error status into a failed rollout (the agent's
+ * `raise_for_status`), so a request behind a sandbox backlog is held in the queue for as long as
+ * the proxy waits instead of refused at ASSAY_SANDBOX_MAX_WAIT_MS.
+ */
+export const NEMO_GYM_CALLER: Caller = { name: "the NeMo-Gym resources server (assay_client.nemo_gym)", waitsMs: 900_000 };
 
 /** NeMo-Gym's TASK_INDEX_KEY_NAME (nemo_gym/global_config.py). */
 export const TASK_INDEX_KEY = "_ng_task_index";
@@ -140,7 +150,7 @@ export function nemoGymRoutes({ runtime, body: opening, admit }: RouteDeps): Rou
     };
     const unknown = item.verifier ? runtime.registry.unknownVerifier(item.verifier) : undefined;
     if (unknown) throw new HttpError(400, `${unknown}; fix the dataset's verifier column`, "verifier");
-    const release = admit(1, [item]);
+    const release = admit(1, [item], NEMO_GYM_CALLER);
     try {
       const result = await scorer.score(item, { signal: clientGone(req, res) });
       res.json({ ...b, ...verdict(result, b.instance_config), assay: result });

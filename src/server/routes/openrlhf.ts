@@ -17,7 +17,19 @@
 import { Router } from "express";
 import type { Wire } from "../../core/types.js";
 import { HttpError } from "../errors.js";
-import type { RouteDeps } from "../http.js";
+import { clientGone, type Caller, type RouteDeps } from "../http.js";
+
+/**
+ * How OpenRLHF waits for /get_reward: 180 s a try (aiohttp `ClientTimeout(total=180)` in
+ * openrlhf/utils/agent.py `SingleTurnAgentExecutor._fetch_rewards_via_http`, v0.9.1 to v0.11.0;
+ * `requests.post(..., timeout=180)` in openrlhf/utils/remote_rm_utils.py `request_api_wrapper`
+ * up to v0.9.0), five tries one second apart whatever the error, then the sample has no reward
+ * (v0.11.0's experience maker then fails on it). A 429 therefore buys one second, so a request
+ * behind a sandbox (or SQL) backlog is held in the queue for as long as this allows instead of
+ * refused at ASSAY_SANDBOX_MAX_WAIT_MS; one that goes unanswered that long is given up (its
+ * unstarted items leave the queue) and OpenRLHF's next try queues afresh.
+ */
+export const OPENRLHF_CALLER: Caller = { name: "OpenRLHF's client", waitsMs: 180_000 };
 
 /** The response part of an OpenRLHF query: the text after the prompt, when the query starts with it
  * (after left padding, when OpenRLHF decoded it), less the end-of-sequence tokens it ends with. */
@@ -127,9 +139,9 @@ export function openrlhfRoutes({ runtime, body: opening, admit }: RouteDeps): Ro
       const unknown = runtime.registry.unknownVerifier(item.verifier);
       if (unknown) throw new HttpError(400, `label ${item.id}: ${unknown}; fix the dataset's label (or its verifier column)`, "labels");
     }
-    const release = admit(n, items);
+    const release = admit(n, items, OPENRLHF_CALLER);
     try {
-      const results = await scorer.scoreBatch(items);
+      const results = await scorer.scoreBatch(items, { signal: clientGone(req, res) });
       const rewards = results.map((x) => (x.reward === null ? nullRewardRaw : x.reward));
       // OpenRLHF concatenates each extra_logs entry across requests and splits it per sample
       // (torch.cat(...).split(sizes)), so every entry is a list with one number per query: a
