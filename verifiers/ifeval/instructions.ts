@@ -437,10 +437,22 @@ export const INSTRUCTIONS: Record<string, (a: Args, prompt?: string) => Check> =
 
 export const INSTRUCTION_IDS = Object.keys(INSTRUCTIONS);
 
-/** Build the check for one instruction id with its kwargs (nulls already dropped). */
-export function buildInstruction(id: string, kwargs: Kwargs, prompt?: string): Check {
-  const make = INSTRUCTIONS[id];
-  if (!make) throw new InvalidItemError(`unknown instruction id "${id}" (known: ${INSTRUCTION_IDS.join(", ")})`);
+/**
+ * Build the check for one instruction id with its kwargs (nulls already dropped), from IFEval's
+ * table or `extra` (IFEvalG's, in ifevalg.ts; `aliases` maps an extra id onto an IFEval one).
+ */
+export function buildInstruction(
+  id: string,
+  kwargs: Kwargs,
+  prompt?: string,
+  extra: Record<string, (a: Args, prompt?: string) => Check> = {},
+  aliases: Record<string, string> = {},
+): Check {
+  const key = Object.hasOwn(aliases, id) ? aliases[id] : id;
+  const make = Object.hasOwn(INSTRUCTIONS, key) ? INSTRUCTIONS[key] : Object.hasOwn(extra, id) ? extra[id] : undefined;
+  if (!make) {
+    throw new InvalidItemError(`unknown instruction id "${id}" (known: ${[...INSTRUCTION_IDS, ...Object.keys(extra), ...Object.keys(aliases)].join(", ")})`);
+  }
   const a = new Args(id, kwargs);
   const check = make(a, prompt);
   a.noOthers();

@@ -242,7 +242,16 @@ export function buildFunction(fn: string, kwargs: Kwargs): SimpleCheck {
   return check;
 }
 
-/** open-instruct's remove_thinking_section after the </think> cut: drop <answer> tags, strip. */
-export function openInstructAnswer(text: string): string {
-  return pyStrip(text.replaceAll("<|assistant|>", "").replaceAll("<answer>", "").replaceAll("</answer>", ""));
+/**
+ * open-instruct's remove_thinking_section (ground_truth_utils.py), step by step: drop
+ * `<|assistant|>`, strip, keep what follows the last `</think>` (unless `cutThink` is false),
+ * drop `<answer>` tags, strip.
+ */
+export function openInstructAnswer(text: string, cutThink = true): string {
+  let p = pyStrip(text.replaceAll("<|assistant|>", ""));
+  if (cutThink) {
+    const at = p.lastIndexOf("</think>");
+    if (at >= 0) p = p.slice(at + "</think>".length);
+  }
+  return pyStrip(p.replaceAll("<answer>", "").replaceAll("</answer>", ""));
 }
