@@ -230,9 +230,13 @@ export function countPlaceholders(text: string): number {
   return n;
 }
 
-/** BulletListChecker's `^\s*\*[^\*].*$` and `^\s*-.*$` (MULTILINE): RE2 runs them in linear time. */
-const BULLET_STAR = RE2JS.compile("^\\s*\\*[^\\*].*$", RE2JS.MULTILINE);
-const BULLET_DASH = RE2JS.compile("^\\s*-.*$", RE2JS.MULTILINE);
+/**
+ * BulletListChecker's `^\s*\*[^\*].*$` and `^\s*-.*$` (MULTILINE): RE2 runs them in linear time,
+ * with Python's Unicode `\s` spelled out (RE2's is ASCII: a bullet indented with U+3000 counts).
+ */
+const PY_S = "[\\t\\n\\x{0b}\\f\\r \\x{1c}-\\x{1f}\\x{85}\\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}]";
+const BULLET_STAR = RE2JS.compile(`^${PY_S}*\\*[^\\*].*$`, RE2JS.MULTILINE);
+const BULLET_DASH = RE2JS.compile(`^${PY_S}*-.*$`, RE2JS.MULTILINE);
 /** HighlightSectionChecker's patterns; each attempt stops at the next `*` or newline: linear. */
 const HIGHLIGHT = /\*[^\n*]*\*/g;
 const DOUBLE_HIGHLIGHT = /\*\*[^\n*]*\*\*/g;

@@ -54,10 +54,18 @@ export function pySplitWs(s: string): string[] {
   return out;
 }
 
-/** Python str.isupper(): at least one cased character and no lower-case one. */
-export const pyIsUpper = (s: string): boolean => s !== s.toLowerCase() && s === s.toUpperCase();
-/** Python str.islower(): at least one cased character and no upper-case one. */
-export const pyIsLower = (s: string): boolean => s !== s.toUpperCase() && s === s.toLowerCase();
+/**
+ * Python str.isupper(): no character with the Unicode Lowercase property (which includes
+ * Other_Lowercase: `º`, `ª`, modifier letters) or title case, and at least one Uppercase one. So
+ * `Nº` is not upper-case, although upper-casing leaves it unchanged.
+ */
+const PY_LOWER_OR_TITLE = /[\p{Lowercase}\p{Lt}]/u;
+const PY_UPPER_OR_TITLE = /[\p{Uppercase}\p{Lt}]/u;
+const PY_UPPER = /\p{Uppercase}/u;
+const PY_LOWER = /\p{Lowercase}/u;
+export const pyIsUpper = (s: string): boolean => !PY_LOWER_OR_TITLE.test(s) && PY_UPPER.test(s);
+/** Python str.islower(): no Uppercase or title-case character, and at least one Lowercase one. */
+export const pyIsLower = (s: string): boolean => !PY_UPPER_OR_TITLE.test(s) && PY_LOWER.test(s);
 
 /** Python `re` `\w` on str patterns: letters, digits (any script) and underscore. */
 const WORD_CHAR = /[\p{L}\p{N}_]/u;
