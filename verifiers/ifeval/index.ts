@@ -17,7 +17,7 @@ const Options = Type.Object(
     profile: Type.Union([Type.Literal("rl"), Type.Literal("benchmark")], {
       default: "rl",
       description:
-        "rl: the safer defaults for training (strip <think>, 65,536-character cap, an empty answer follows nothing); benchmark: the reference scorers' verdicts (IFEval's official scorer, open-instruct's verifiers) with only a 1,048,576-character safety cap: see the verifier's README",
+        "rl: the safer defaults for training (strip <think>, 65,536-character cap, an empty answer follows nothing); benchmark: the reference scorers' verdicts (IFEval's official scorer, open-instruct's verifiers) with only a 262,144-character safety cap: see the verifier's README",
     }),
     mode: Type.Union([Type.Literal("strict"), Type.Literal("loose")], {
       default: "strict",
@@ -52,7 +52,7 @@ const Reference = Type.Union([
 /** Responses longer than this (characters, after the </think> cut) score 0: see README "Limits". */
 export const MAX_RESPONSE_CHARS = 65_536;
 /** The benchmark profile's host safety cap (the reference scorers have none): see README "Limits". */
-export const BENCHMARK_MAX_CHARS = 1_048_576;
+export const BENCHMARK_MAX_CHARS = 262_144;
 
 /**
  * evaluation_lib.test_instruction_following_loose: the response, with its first line removed,

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { ifeval, BENCHMARK_MAX_CHARS, MAX_RESPONSE_CHARS } from "./index.js";
 import { parsePyLiteral, PyLiteralError } from "./pyliteral.js";
 import { pyJsonValid, pyReFold, pyIsUpper } from "./text.js";
-import { splitIntoSentences } from "./ifevalg.js";
+import { IFEVALG_INSTRUCTIONS, splitIntoSentences } from "./ifevalg.js";
 import { InvalidItemError } from "../../src/core/types.js";
 import { verifyDirect } from "../../tests/helpers.js";
 
@@ -37,7 +37,7 @@ describe("profiles", () => {
       assert.equal((await run("fine", gt, { profile })).reward, 1);
     }
   });
-  test("length caps: 65,536 in rl, 1,048,576 in benchmark", async () => {
+  test("length caps: 65,536 in rl, 262,144 in benchmark", async () => {
     const long = "x".repeat(MAX_RESPONSE_CHARS + 1);
     assert.equal((await run(long, NO_COMMA)).reward, 0);
     assert.equal((await run(long, NO_COMMA, { profile: "benchmark" })).reward, 1);
@@ -104,5 +104,35 @@ describe("Python semantics", () => {
       "He met J.K. Rowling at 3.5 p.m. today...",
       "Wow!",
     ]);
+  });
+});
+
+describe("IFEvalG's instructions on hostile responses at the benchmark cap", () => {
+  const KW: Record<string, Record<string, unknown>> = {
+    "copy:repeat_phrase": { phrase: "a b c", small_n: 2 }, "copy:copy": { prompt_to_repeat: "p" },
+    "new:copy_span_idx": { prompt_to_repeat: "hello world", n_start: 1, n_end: 5 }, "keywords:word_once": { keyword: "a" },
+    "keywords:word_count_different_numbers": { keyword: "a", frequency: 2, relation: "at least" }, "keywords:exclude_word_harder": { keyword: "a" },
+    "first_word:first_word_sent": { first_word: "a" }, "first_word:first_word_answer": { first_word: "a" }, "last_word:last_word_sent": { last_word: "a" },
+    "last_word:last_word_answer": { last_word: "a" }, "copy:copying_simple": { prompt_to_repeat: "p" }, "copy:copying_multiple": { prompt_to_repeat: "p", N: 2 },
+    "count:lowercase_counting": { N: 2 }, "letters:letter_counting": { N: 2, relation: "at least" }, "count:counting_composition": { n_sent: 2, n_words: 2 },
+    "count:count_increment_word": { keyword1: "a", keyword2: "b" }, "keywords:keyword_specific_position": { keyword: "a", n: 1, m: 1 },
+    "letters:letter_counting2": { letter: "a", let_frequency: 2, let_relation: "at least" },
+  };
+  const n = BENCHMARK_MAX_CHARS;
+  const inputs = ["a ".repeat(n / 2), "a.".repeat(n / 2), "A.B.".repeat(n / 4), "***".repeat(n / 3 - 1), "Mr. ".repeat(n / 4), "-".repeat(n), "a a b c\n".repeat(n / 8)];
+  test("all 29 ids, 7 inputs each: scored (no crash), each under 3 s of CPU on a loaded machine", async () => {
+    assert.equal(Object.keys(IFEVALG_INSTRUCTIONS).length + 1, 29);
+    let worst = 0;
+    for (const id of [...Object.keys(IFEVALG_INSTRUCTIONS), "letters:letter_counting2"]) {
+      for (const t of inputs) {
+        const t0 = process.cpuUsage();
+        const out = await run(t, { instruction_id_list: [id], kwargs: [KW[id] ?? {}] }, { profile: "benchmark" });
+        const cpu = process.cpuUsage(t0);
+        assert.ok(out.reward === 0 || out.reward === 1, id);
+        worst = Math.max(worst, (cpu.user + cpu.system) / 1000);
+      }
+    }
+    assert.ok(worst < 3000, `worst ${worst.toFixed(0)} ms`);
+    console.log(`IFEvalG worst item at ${n} characters: ${worst.toFixed(0)} ms CPU`);
   });
 });

@@ -195,7 +195,7 @@ function eachWordBatch(text: string, take: (tokens: string[]) => boolean): void 
 export function nltkWordTokenize(text: string): string[] {
   const out: string[] = [];
   eachWordBatch(text, (tokens) => {
-    out.push(...tokens);
+    for (const t of tokens) out.push(t); // not push(...tokens): a long text has more tokens than the stack has room for
     return false;
   });
   return out;
