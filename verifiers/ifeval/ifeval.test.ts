@@ -383,7 +383,7 @@ describe("malformed references are invalid, naming the problem", () => {
     await bad({ instruction_id_list: ["length_constraints:nth_paragraph_first_word"], kwargs: [{ num_paragraphs: 2, nth_paragraph: 3, first_word: "a" }] }, /nth_paragraph/);
     await bad({ func_name: "validate_nothing" }, /unknown func_name/);
     await bad({ func_name: "verify_letter_frequency", letter: "ab", N: 1 }, /single character/);
-    await bad("not json", /not JSON/);
+    await bad("not json", /neither JSON .* nor a Python literal/);
     await bad({ instruction_id_list: [] }, /non-empty/);
   });
 });

@@ -14,6 +14,11 @@ import { pyStrip } from "./text.js";
 
 const Options = Type.Object(
   {
+    profile: Type.Union([Type.Literal("rl"), Type.Literal("benchmark")], {
+      default: "rl",
+      description:
+        "rl: the safer defaults for training (strip <think>, 65,536-character cap, an empty answer follows nothing); benchmark: the reference scorers' verdicts (IFEval's official scorer, open-instruct's verifiers) with only a 262,144-character safety cap: see the verifier's README",
+    }),
     mode: Type.Union([Type.Literal("strict"), Type.Literal("loose")], {
       default: "strict",
       description: "IFEval's strict check, or loose: followed if any of 8 variants of the response (first/last line dropped, asterisks removed) follows",
@@ -22,7 +27,12 @@ const Options = Type.Object(
       default: "fraction",
       description: "fraction of the instructions followed (instruction-level), or 1 only when all are (prompt-level)",
     }),
-    strip_think: Type.Boolean({ default: true, description: "score only the text after the last </think>" }),
+    strip_think: Type.Optional(
+      Type.Boolean({
+        description:
+          "score only the text after the last </think>; unset: yes, except in the benchmark profile on IFEval rows (IFEval's scorer strips nothing; open-instruct's verifiers always cut at </think>)",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -41,6 +51,8 @@ const Reference = Type.Union([
 
 /** Responses longer than this (characters, after the </think> cut) score 0: see README "Limits". */
 export const MAX_RESPONSE_CHARS = 65_536;
+/** The benchmark profile's host safety cap (the reference scorers have none): see README "Limits". */
+export const BENCHMARK_MAX_CHARS = 262_144;
 
 /**
  * evaluation_lib.test_instruction_following_loose: the response, with its first line removed,
@@ -63,30 +75,43 @@ export const ifeval = defineVerifier({
   async verify(item) {
     const o = item.options;
     const mode = o.mode;
+    const profile = o.profile;
+    const benchmark = profile === "benchmark";
     const parsed = parseReference(item.reference, item.prompt);
-    let text = o.strip_think ? afterThink(item.response) : item.response;
-    if (parsed.format === "open-instruct") text = openInstructAnswer(text);
+    const strip = o.strip_think ?? !(benchmark && parsed.format === "ifeval");
+    // IFEval's rows are scored on the response as written; open-instruct's on remove_thinking_section's answer.
+    const text = parsed.format === "ifeval" ? (strip ? afterThink(item.response) : item.response) : openInstructAnswer(item.response, strip);
     const kwargsOf = (i: number) => parsed.items[i].kwargs;
+    const none = (extra: Record<string, unknown>, reason: string) => ({
+      reward: 0,
+      reason,
+      details: {
+        format: parsed.format,
+        mode,
+        profile,
+        ...extra,
+        instructions: parsed.items.map((it, i) => ({ id: it.id, followed: false, kwargs: kwargsOf(i) })),
+      },
+    });
 
-    if (text.length > MAX_RESPONSE_CHARS) {
-      return {
-        reward: 0,
-        reason: `response is ${text.length} characters, over the ${MAX_RESPONSE_CHARS} scored; no instruction counts as followed`,
-        details: {
-          format: parsed.format,
-          mode,
-          too_long: true,
-          instructions: parsed.items.map((it, i) => ({ id: it.id, followed: false, kwargs: kwargsOf(i) })),
-        },
-      };
+    const cap = benchmark ? BENCHMARK_MAX_CHARS : MAX_RESPONSE_CHARS;
+    if (text.length > cap) {
+      return none({ too_long: true }, `response is ${text.length} characters, over the ${cap} scored; no instruction counts as followed`);
     }
+    // IFEvalVerifier: `if len(prediction) == 0 or len(answer) == 0: return 0.0`.
+    if (parsed.format === "ifevalg" && text.length === 0) {
+      return none({ empty: true }, "the answer is empty (after open-instruct's answer cleaning); no instruction counts as followed");
+    }
+    // IFEval: `response.strip() and check_following(response)`; IFEvalVerifierOld calls the function
+    // even on an empty answer (benchmark), where the rl profile counts nothing as followed.
+    const emptyFollows = benchmark && parsed.format === "open-instruct";
 
     const texts = mode === "loose" ? looseVariants(text) : [text];
     const facts = texts.map((t) => new Facts(t));
     const followed = parsed.items.map((it) =>
       facts.some((f) => {
-        if (!pyStrip(f.text)) return false; // evaluation_lib: `response.strip() and check_following(...)`
-        return parsed.format === "ifeval" ? (it.check as (f: Facts) => boolean)(f) : (it.check as (t: string) => boolean)(f.text);
+        if (!pyStrip(f.text) && !emptyFollows) return false;
+        return parsed.format !== "open-instruct" ? (it.check as (f: Facts) => boolean)(f) : (it.check as (t: string) => boolean)(f.text);
       }),
     );
     const n = followed.filter(Boolean).length;
@@ -95,10 +120,11 @@ export const ifeval = defineVerifier({
     const failed = parsed.items.filter((_, i) => !followed[i]).map((it) => it.id);
     return {
       reward,
-      reason: failed.length === 0 ? `followed all ${total} instruction(s) (${mode})` : `followed ${n}/${total} (${mode}); not followed: ${failed.join(", ")}`,
+      reason: failed.length === 0 ? `followed all ${total} instruction(s) (${mode}, ${profile})` : `followed ${n}/${total} (${mode}, ${profile}); not followed: ${failed.join(", ")}`,
       details: {
         format: parsed.format,
         mode,
+        profile,
         instructions: parsed.items.map((it, i) => ({ id: it.id, followed: followed[i], kwargs: kwargsOf(i) })),
       },
     };

@@ -14,13 +14,15 @@ import {
   countSentences,
   countWords,
   isPySpace,
-  isPyWordChar,
   pyIsLower,
   pyIsUpper,
   pySplitWs,
   pyStrip,
   pyStripChars,
   capitalTokensUpTo,
+  pyReFold,
+  pyWordBoundary,
+  pyJsonValid,
 } from "./text.js";
 
 /** One response text, with the costly counts computed at most once. */
@@ -57,7 +59,7 @@ export type Kwargs = Record<string, unknown>;
 // ---- kwargs readers: a missing or malformed kwarg makes the item invalid (IFEval would draw a
 // ---- random value in build_description, which is no ground truth).
 
-class Args {
+export class Args {
   readonly used = new Set<string>();
   constructor(readonly id: string, readonly kw: Kwargs) {}
   private bad(name: string, want: string): never {
@@ -131,20 +133,20 @@ export function countMatches(re: RE2JS, text: string): number {
 const isLiteral = (p: string): boolean => !/[\\^$.|?*+()[\]{}]/.test(p);
 
 /** A dataset keyword as Python's re.search/findall(keyword, text, re.IGNORECASE) sees it. */
-interface KeywordMatcher {
+export interface KeywordMatcher {
   found(text: string): boolean;
   count(text: string): number;
 }
 
-/** Literal keywords are searched in lower-cased text (no regex); others run on RE2. */
-function keywordMatcher(pattern: string, id: string): KeywordMatcher {
+/** Literal keywords are searched in case-folded text (pyReFold: Python's IGNORECASE, no regex); others run on RE2. */
+export function keywordMatcher(pattern: string, id: string): KeywordMatcher {
   if (isLiteral(pattern)) {
-    const w = pattern.toLowerCase();
+    const w = pyReFold(pattern);
     return {
-      found: (t) => w.length === 0 || t.toLowerCase().includes(w),
+      found: (t) => w.length === 0 || pyReFold(t).includes(w),
       count: (t) => {
         if (!w) return t.length + 1; // re.findall("", s) matches at every position
-        const low = t.toLowerCase();
+        const low = pyReFold(t);
         let n = 0;
         for (let i = low.indexOf(w); i >= 0; i = low.indexOf(w, i + w.length)) n++;
         return n;
@@ -164,12 +166,11 @@ function wordBoundedFinder(word: string, id: string): (text: string) => boolean 
     const re = re2(`\\b${word}\\b`, RE2JS.CASE_INSENSITIVE, id);
     return (t) => re.matcher(t).find();
   }
-  const w = word.toLowerCase();
-  const boundary = (t: string, i: number) => isPyWordChar(t[i - 1]) !== isPyWordChar(t[i]);
+  const w = pyReFold(word);
   return (t) => {
-    const low = t.toLowerCase();
+    const low = pyReFold(t);
     for (let i = low.indexOf(w); i >= 0; i = low.indexOf(w, i + 1)) {
-      if (boundary(low, i) && boundary(low, i + w.length)) return true;
+      if (pyWordBoundary(low, i) && pyWordBoundary(low, i + w.length)) return true;
     }
     return false;
   };
@@ -229,9 +230,13 @@ export function countPlaceholders(text: string): number {
   return n;
 }
 
-/** BulletListChecker's `^\s*\*[^\*].*$` and `^\s*-.*$` (MULTILINE): RE2 runs them in linear time. */
-const BULLET_STAR = RE2JS.compile("^\\s*\\*[^\\*].*$", RE2JS.MULTILINE);
-const BULLET_DASH = RE2JS.compile("^\\s*-.*$", RE2JS.MULTILINE);
+/**
+ * BulletListChecker's `^\s*\*[^\*].*$` and `^\s*-.*$` (MULTILINE): RE2 runs them in linear time,
+ * with Python's Unicode `\s` spelled out (RE2's is ASCII: a bullet indented with U+3000 counts).
+ */
+const PY_S = "[\\t\\n\\x{0b}\\f\\r \\x{1c}-\\x{1f}\\x{85}\\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}]";
+const BULLET_STAR = RE2JS.compile(`^${PY_S}*\\*[^\\*].*$`, RE2JS.MULTILINE);
+const BULLET_DASH = RE2JS.compile(`^${PY_S}*-.*$`, RE2JS.MULTILINE);
 /** HighlightSectionChecker's patterns; each attempt stops at the next `*` or newline: linear. */
 const HIGHLIGHT = /\*[^\n*]*\*/g;
 const DOUBLE_HIGHLIGHT = /\*\*[^\n*]*\*\*/g;
@@ -387,12 +392,7 @@ export const INSTRUCTIONS: Record<string, (a: Args, prompt?: string) => Check> =
     // str.removeprefix applied four times in a row, as written upstream.
     for (const p of ["```json", "```Json", "```JSON", "```"]) if (v.startsWith(p)) v = v.slice(p.length);
     if (v.endsWith("```")) v = v.slice(0, -3);
-    try {
-      JSON.parse(pyStrip(v));
-      return true;
-    } catch {
-      return false;
-    }
+    return pyJsonValid(pyStrip(v)); // json.loads: NaN and Infinity are accepted
   },
   // TitleChecker: a <<title>> with non-blank content.
   "detectable_format:title": () => (f) => hasTitle(f.text),
@@ -441,10 +441,22 @@ export const INSTRUCTIONS: Record<string, (a: Args, prompt?: string) => Check> =
 
 export const INSTRUCTION_IDS = Object.keys(INSTRUCTIONS);
 
-/** Build the check for one instruction id with its kwargs (nulls already dropped). */
-export function buildInstruction(id: string, kwargs: Kwargs, prompt?: string): Check {
-  const make = INSTRUCTIONS[id];
-  if (!make) throw new InvalidItemError(`unknown instruction id "${id}" (known: ${INSTRUCTION_IDS.join(", ")})`);
+/**
+ * Build the check for one instruction id with its kwargs (nulls already dropped), from IFEval's
+ * table or `extra` (IFEvalG's, in ifevalg.ts; `aliases` maps an extra id onto an IFEval one).
+ */
+export function buildInstruction(
+  id: string,
+  kwargs: Kwargs,
+  prompt?: string,
+  extra: Record<string, (a: Args, prompt?: string) => Check> = {},
+  aliases: Record<string, string> = {},
+): Check {
+  const key = Object.hasOwn(aliases, id) ? aliases[id] : id;
+  const make = Object.hasOwn(INSTRUCTIONS, key) ? INSTRUCTIONS[key] : Object.hasOwn(extra, id) ? extra[id] : undefined;
+  if (!make) {
+    throw new InvalidItemError(`unknown instruction id "${id}" (known: ${[...INSTRUCTION_IDS, ...Object.keys(extra), ...Object.keys(aliases)].join(", ")})`);
+  }
   const a = new Args(id, kwargs);
   const check = make(a, prompt);
   a.noOthers();

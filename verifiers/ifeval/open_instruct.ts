@@ -6,11 +6,10 @@
  * <answer> tags removed and stripped. These are NOT IFEval's checkers: several count exactly
  * (== N) where IFEval says "at least", and they use their own splitters; each is kept as written.
  */
-import { RE2JS } from "re2js";
 import { InvalidItemError } from "../../src/core/types.js";
 import { isLanguage, knownLanguage } from "./language.js";
-import { countMatches, countPlaceholders, re2, type Kwargs } from "./instructions.js";
-import { isPySpace, isPyWordChar, pyRound, pySplitWs, pyStrip, wordRuns } from "./text.js";
+import { countPlaceholders, type Kwargs } from "./instructions.js";
+import { codePointAt, codePointBefore, isPySpace, isPyWordChar, pyJsonValid, pyLen, pyRound, pySplitWs, pyStrip, wordRuns } from "./text.js";
 
 export type SimpleCheck = (text: string) => boolean;
 
@@ -20,10 +19,11 @@ class Kw {
   private bad(name: string, want: string): never {
     throw new InvalidItemError(`func_name ${this.fn}: argument "${name}" must be ${want}, got ${JSON.stringify(this.kw[name]) ?? "nothing"}`);
   }
-  int(name: string, min = 0): number {
+  /** An integer; Python's functions only compare it, so a negative one is kept (and never met). */
+  int(name: string): number {
     this.used.add(name);
     const v = this.kw[name];
-    if (typeof v !== "number" || !Number.isInteger(v) || v < min) this.bad(name, `an integer >= ${min}`);
+    if (typeof v !== "number" || !Number.isInteger(v)) this.bad(name, "an integer");
     return v;
   }
   str(name: string): string {
@@ -38,10 +38,11 @@ class Kw {
     if (!Array.isArray(v) || v.length > 256 || !v.every((s) => typeof s === "string")) this.bad(name, "a list of strings");
     return v as string[];
   }
-  quantifier(name: string): "at least" | "at most" | "around" {
+  /** Python's functions compare against "at least", "at most", "around" and return False for any other string. */
+  quantifier(name: string): string {
     this.used.add(name);
     const v = this.kw[name];
-    if (v !== "at least" && v !== "at most" && v !== "around") this.bad(name, `"at least", "at most" or "around"`);
+    if (typeof v !== "string") this.bad(name, `"at least", "at most" or "around"`);
     return v;
   }
   noOthers(): void {
@@ -54,7 +55,12 @@ export function openInstructSentences(t: string): number {
   let n = 1;
   for (let i = 1; i < t.length; i++) {
     if (!isPySpace(t[i]) || !".?!".includes(t[i - 1])) continue;
-    if (i >= 4 && isPyWordChar(t[i - 4]) && t[i - 3] === "." && isPyWordChar(t[i - 2]) && t[i - 1] !== "\n") continue;
+    // (?<!\w\.\w.): the `.` before the [.?!] is one code point; \w may be a surrogate pair.
+    const w2 = codePointBefore(t, i - 1);
+    if (w2 !== undefined && isPyWordChar(w2)) {
+      const dot = i - 1 - w2.length - 1;
+      if (t[dot] === "." && isPyWordChar(codePointBefore(t, dot))) continue;
+    }
     if (i >= 3 && /[A-Z]/.test(t[i - 3]) && /[a-z]/.test(t[i - 2]) && t[i - 1] === ".") continue;
     n++;
   }
@@ -85,8 +91,8 @@ function countPairs(text: string, open: string, close: string): number {
   return n;
 }
 
-const quant = (q: "at least" | "at most" | "around", actual: number, n: number, tol: number) =>
-  q === "at least" ? actual >= n : q === "at most" ? actual <= n : Math.abs(actual - n) <= tol;
+const quant = (q: string, actual: number, n: number, tol: number) =>
+  q === "at least" ? actual >= n : q === "at most" ? actual <= n : q === "around" ? Math.abs(actual - n) <= tol : false;
 
 export const IF_FUNCTIONS: Record<string, (k: Kw) => SimpleCheck> = {
   verify_keywords: (k) => {
@@ -110,7 +116,7 @@ export const IF_FUNCTIONS: Record<string, (k: Kw) => SimpleCheck> = {
   },
   verify_letter_frequency: (k) => {
     const letter = k.str("letter");
-    if (letter.length !== 1) throw new InvalidItemError(`func_name ${k.fn}: "letter" must be a single character`);
+    if (pyLen(letter) !== 1) throw new InvalidItemError(`func_name ${k.fn}: "letter" must be a single character`);
     const n = k.int("N");
     return (t) => t.split(letter).length - 1 === n;
   },
@@ -140,20 +146,22 @@ export const IF_FUNCTIONS: Record<string, (k: Kw) => SimpleCheck> = {
     return (t) => quant(q, openInstructSentences(t), n, 1);
   },
   validate_paragraphs: (k) => {
-    const n = k.int("N", 1);
+    const n = k.int("N");
     const first = k.str("first_word");
-    const i = k.int("i", 1);
-    if (i > n) throw new InvalidItemError(`func_name ${k.fn}: i ${i} > N ${n}`);
+    const i = k.int("i");
+    // paragraphs[i - 1] with Python's indexing: i = 0 is the last paragraph; out of range raises.
+    const at = i - 1 < 0 ? n + i - 1 : i - 1;
+    if (n >= 1 && (at < 0 || at >= n)) throw new InvalidItemError(`func_name ${k.fn}: i ${i} is no paragraph of N ${n} (open-instruct would raise IndexError)`);
     return (t) => {
       const ps = t.split("\n\n");
-      return ps.length === n && pyStrip(ps[i - 1]).startsWith(first);
+      return ps.length === n && pyStrip(ps[at]).startsWith(first);
     };
   },
   verify_postscript: (k) => {
     const marker = k.str("postscript_marker");
     return (t) => {
       const at = t.indexOf(marker);
-      return at >= 0 && pyStrip(t.slice(at)).length > marker.length;
+      return at >= 0 && pyLen(pyStrip(t.slice(at))) > pyLen(marker);
     };
   },
   validate_placeholders: (k) => {
@@ -173,20 +181,20 @@ export const IF_FUNCTIONS: Record<string, (k: Kw) => SimpleCheck> = {
     const n = k.int("N");
     return (t) => countPairs(t, "*", "*") >= n;
   },
+  // text.split(section_splitter); a leading "" piece dropped; exactly N pieces.
   validate_sections: (k) => {
     const n = k.int("N");
     const splitter = k.str("section_splitter");
-    const re = re2(`\\s?${RE2JS.quote(splitter)}\\s?\\d+\\s?`, RE2JS.CASE_INSENSITIVE, k.fn);
-    return (t) => countMatches(re, t) >= n;
+    if (!splitter) throw new InvalidItemError(`func_name ${k.fn}: "section_splitter" must not be empty (Python's str.split raises on an empty separator)`);
+    return (t) => {
+      let pieces = 1;
+      for (let j = t.indexOf(splitter); j >= 0; j = t.indexOf(splitter, j + splitter.length)) pieces++;
+      if (t.startsWith(splitter) || t === "") pieces--;
+      return pieces === n;
+    };
   },
-  validate_json_format: () => (t) => {
-    try {
-      JSON.parse(t);
-      return true;
-    } catch {
-      return false;
-    }
-  },
+  // json.loads(text) raises no ValueError (NaN and Infinity are accepted, as Python does).
+  validate_json_format: () => (t) => pyJsonValid(t),
   validate_repeat_prompt: (k) => {
     const p = k.str("original_prompt");
     return (t) => t.startsWith(p);
@@ -208,7 +216,7 @@ export const IF_FUNCTIONS: Record<string, (k: Kw) => SimpleCheck> = {
         if (c >= 65 && c <= 90) {
           let j = i;
           while (j < t.length && t.charCodeAt(j) >= 65 && t.charCodeAt(j) <= 90) j++;
-          if (!isPyWordChar(t[i - 1]) && !isPyWordChar(t[j])) count++;
+          if (!isPyWordChar(codePointBefore(t, i)) && !isPyWordChar(codePointAt(t, j))) count++;
           i = j;
         } else i++;
       }
@@ -234,7 +242,16 @@ export function buildFunction(fn: string, kwargs: Kwargs): SimpleCheck {
   return check;
 }
 
-/** open-instruct's remove_thinking_section after the </think> cut: drop <answer> tags, strip. */
-export function openInstructAnswer(text: string): string {
-  return pyStrip(text.replaceAll("<|assistant|>", "").replaceAll("<answer>", "").replaceAll("</answer>", ""));
+/**
+ * open-instruct's remove_thinking_section (ground_truth_utils.py), step by step: drop
+ * `<|assistant|>`, strip, keep what follows the last `</think>` (unless `cutThink` is false),
+ * drop `<answer>` tags, strip.
+ */
+export function openInstructAnswer(text: string, cutThink = true): string {
+  let p = pyStrip(text.replaceAll("<|assistant|>", ""));
+  if (cutThink) {
+    const at = p.lastIndexOf("</think>");
+    if (at >= 0) p = p.slice(at + "</think>".length);
+  }
+  return pyStrip(p.replaceAll("<answer>", "").replaceAll("</answer>", ""));
 }

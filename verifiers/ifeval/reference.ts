@@ -5,19 +5,27 @@
  * - IFEval (google-research instruction_following_eval/data/input_data.jsonl, HF google/IFEval):
  *   `{instruction_id_list: string[], kwargs: object[]}`; HF rows fill absent kwargs with null.
  *   The whole row (`key`, `prompt` too) is accepted as is.
- * - open-instruct IFEvalVerifier (IF_multi_constraints data): `{instruction_id: [...], kwargs: [...]}`,
- *   or a one-element list of it.
+ * - open-instruct IFEvalVerifier (IF_multi_constraints / IFEvalG data): `{instruction_id: [...], kwargs: [...]}`,
+ *   or a one-element list of it; as a string, open-instruct stores `str([{...}])`, a Python literal
+ *   (single quotes, None), which is parsed by pyliteral.ts (never evaluated).
  * - Tulu 3 RLVR-IFeval (open-instruct IFEvalVerifierOld): `{"func_name": "...", ...kwargs}`.
- * Each may also arrive as a JSON string of the same.
+ * Each may also arrive as a JSON string of the same, or as a Python literal string.
  */
 import { InvalidItemError } from "../../src/core/types.js";
 import { buildInstruction, type Check, type Kwargs } from "./instructions.js";
+import { IFEVALG_ALIASES, IFEVALG_INSTRUCTIONS } from "./ifevalg.js";
 import { buildFunction, type SimpleCheck } from "./open_instruct.js";
+import { parsePyLiteral, PyLiteralError } from "./pyliteral.js";
 
 export const MAX_INSTRUCTIONS = 64;
 
+/**
+ * "ifeval": IFEval's `instruction_id_list` rows, scored as evaluation_lib does; "ifevalg":
+ * open-instruct's IFEvalVerifier rows (`instruction_id`), whose answer is cleaned as open-instruct
+ * cleans it and which score 0 when it is empty; "open-instruct": RLVR-IFeval's `func_name` rows.
+ */
 export type Parsed =
-  | { format: "ifeval"; items: { id: string; kwargs: Kwargs; check: Check }[] }
+  | { format: "ifeval" | "ifevalg"; items: { id: string; kwargs: Kwargs; check: Check }[] }
   | { format: "open-instruct"; items: { id: string; kwargs: Kwargs; check: SimpleCheck }[] };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -33,14 +41,8 @@ function dropNulls(kw: unknown, where: string): Kwargs {
 
 export function parseReference(reference: unknown, prompt?: string): Parsed {
   let ref = reference;
-  if (typeof ref === "string") {
-    try {
-      ref = JSON.parse(ref);
-    } catch {
-      throw new InvalidItemError("reference is a string but not JSON (IFEval's {instruction_id_list, kwargs} or RLVR-IFeval's {func_name, ...})");
-    }
-  }
-  if (Array.isArray(ref) && ref.length === 1) ref = typeof ref[0] === "string" ? safeJson(ref[0]) : ref[0];
+  if (typeof ref === "string") ref = jsonOrPython(ref, "reference");
+  if (Array.isArray(ref) && ref.length === 1) ref = typeof ref[0] === "string" ? jsonOrPython(ref[0], "reference[0]") : ref[0];
   if (!isObject(ref)) throw new InvalidItemError("reference must be an object: {instruction_id_list, kwargs} or {func_name, ...}");
 
   if (typeof ref.func_name === "string") {
@@ -49,6 +51,7 @@ export function parseReference(reference: unknown, prompt?: string): Parsed {
     return { format: "open-instruct", items: [{ id: func_name, kwargs, check: buildFunction(func_name, kwargs) }] };
   }
 
+  const format = ref.instruction_id_list === undefined && ref.instruction_id !== undefined ? "ifevalg" : "ifeval";
   const ids = ref.instruction_id_list ?? ref.instruction_id;
   if (!Array.isArray(ids) || ids.length === 0 || !ids.every((s) => typeof s === "string")) {
     throw new InvalidItemError("reference.instruction_id_list must be a non-empty list of instruction ids (or give func_name)");
@@ -61,15 +64,23 @@ export function parseReference(reference: unknown, prompt?: string): Parsed {
   const rowPrompt = typeof ref.prompt === "string" ? ref.prompt : undefined;
   const items = ids.map((id: string, i: number) => {
     const kwargs = dropNulls(kwargsList[i], `reference.kwargs[${i}]`);
-    return { id, kwargs, check: buildInstruction(id, kwargs, prompt ?? rowPrompt) };
+    return { id, kwargs, check: buildInstruction(id, kwargs, prompt ?? rowPrompt, IFEVALG_INSTRUCTIONS, IFEVALG_ALIASES) };
   });
-  return { format: "ifeval", items };
+  return { format, items };
 }
 
-function safeJson(s: string): unknown {
+/** A string reference: JSON, else a Python literal (open-instruct's `str([...])`, read without eval). */
+function jsonOrPython(s: string, where: string): unknown {
   try {
     return JSON.parse(s);
-  } catch {
-    throw new InvalidItemError("reference[0] is a string but not JSON");
+  } catch (jsonError) {
+    try {
+      return parsePyLiteral(s);
+    } catch (e) {
+      if (!(e instanceof PyLiteralError)) throw e;
+      throw new InvalidItemError(
+        `${where} is a string but neither JSON (${(jsonError as Error).message}) nor a Python literal (${e.message}); give IFEval's {instruction_id_list, kwargs}, open-instruct's [{instruction_id, kwargs}] or RLVR-IFeval's {func_name, ...}`,
+      );
+    }
   }
 }

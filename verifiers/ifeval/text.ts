@@ -54,10 +54,18 @@ export function pySplitWs(s: string): string[] {
   return out;
 }
 
-/** Python str.isupper(): at least one cased character and no lower-case one. */
-export const pyIsUpper = (s: string): boolean => s !== s.toLowerCase() && s === s.toUpperCase();
-/** Python str.islower(): at least one cased character and no upper-case one. */
-export const pyIsLower = (s: string): boolean => s !== s.toUpperCase() && s === s.toLowerCase();
+/**
+ * Python str.isupper(): no character with the Unicode Lowercase property (which includes
+ * Other_Lowercase: `º`, `ª`, modifier letters) or title case, and at least one Uppercase one. So
+ * `Nº` is not upper-case, although upper-casing leaves it unchanged.
+ */
+const PY_LOWER_OR_TITLE = /[\p{Lowercase}\p{Lt}]/u;
+const PY_UPPER_OR_TITLE = /[\p{Uppercase}\p{Lt}]/u;
+const PY_UPPER = /\p{Uppercase}/u;
+const PY_LOWER = /\p{Lowercase}/u;
+export const pyIsUpper = (s: string): boolean => !PY_LOWER_OR_TITLE.test(s) && PY_UPPER.test(s);
+/** Python str.islower(): no Uppercase or title-case character, and at least one Lowercase one. */
+export const pyIsLower = (s: string): boolean => !PY_UPPER_OR_TITLE.test(s) && PY_LOWER.test(s);
 
 /** Python `re` `\w` on str patterns: letters, digits (any script) and underscore. */
 const WORD_CHAR = /[\p{L}\p{N}_]/u;
@@ -187,7 +195,7 @@ function eachWordBatch(text: string, take: (tokens: string[]) => boolean): void 
 export function nltkWordTokenize(text: string): string[] {
   const out: string[] = [];
   eachWordBatch(text, (tokens) => {
-    out.push(...tokens);
+    for (const t of tokens) out.push(t); // not push(...tokens): a long text has more tokens than the stack has room for
     return false;
   });
   return out;
@@ -211,4 +219,121 @@ export function capitalTokensUpTo(text: string, limit: number): number {
     return n >= limit;
   });
   return n;
+}
+
+// ---- Python `re` with IGNORECASE on a literal pattern -------------------------------------------
+
+/**
+ * CPython's re/_casefix.py `_EXTRA_CASES` (3.11): lower-case characters that also match each other
+ * under IGNORECASE although their lower-case forms differ (i and dotless ı, s and long ſ, σ and
+ * final ς, ...). Each class is folded to its smallest member.
+ */
+const EXTRA_CASES: number[][] = [
+  [0x69, 0x131], [0x73, 0x17f], [0xb5, 0x3bc], [0x345, 0x3b9, 0x1fbe], [0x390, 0x1fd3], [0x3b0, 0x1fe3],
+  [0x3b2, 0x3d0], [0x3b5, 0x3f5], [0x3b8, 0x3d1], [0x3ba, 0x3f0], [0x3c0, 0x3d6], [0x3c1, 0x3f1], [0x3c2, 0x3c3],
+  [0x3c6, 0x3d5], [0x432, 0x1c80], [0x434, 0x1c81], [0x43e, 0x1c82], [0x441, 0x1c83], [0x442, 0x1c84, 0x1c85],
+  [0x44a, 0x1c86], [0x463, 0x1c87], [0x1c88, 0xa64b], [0x1e61, 0x1e9b], [0xfb05, 0xfb06],
+];
+const FOLD_TO = new Map<string, string>();
+for (const cls of EXTRA_CASES) for (const c of cls.slice(1)) FOLD_TO.set(String.fromCodePoint(c), String.fromCodePoint(cls[0]));
+const FOLD_CHARS = new RegExp(`[${[...FOLD_TO.keys()].join("")}]`, "gu");
+
+/**
+ * Text folded so that a literal pattern matches it case-insensitively exactly where Python's
+ * `re.search(pattern, text, re.IGNORECASE)` does: each code point becomes its simple lower-case
+ * form (sre's `tolower`; JavaScript's toLowerCase differs only for U+0130 `İ`, whose full form is
+ * two code points and whose simple form is `i`, and for a final sigma, which the classes above
+ * fold back), then the representative of its `_EXTRA_CASES` class. Code points map one to one, so
+ * counts of non-overlapping matches carry over. Linear.
+ */
+export function pyReFold(s: string): string {
+  let low = (s.includes("\u0130") ? s.replaceAll("\u0130", "i") : s).toLowerCase();
+  if (/[^\x00-\x7f]/.test(low)) low = low.replace(FOLD_CHARS, (c) => FOLD_TO.get(c)!);
+  return low;
+}
+
+/** The code point that ends just before index `i` (a surrogate pair counts as one). */
+export function codePointBefore(t: string, i: number): string | undefined {
+  if (i <= 0) return undefined;
+  const lo = t.charCodeAt(i - 1);
+  if (lo >= 0xdc00 && lo <= 0xdfff && i >= 2) {
+    const hi = t.charCodeAt(i - 2);
+    if (hi >= 0xd800 && hi <= 0xdbff) return t.slice(i - 2, i);
+  }
+  return t[i - 1];
+}
+
+/** The code point that starts at index `i`. */
+export function codePointAt(t: string, i: number): string | undefined {
+  if (i >= t.length) return undefined;
+  const hi = t.charCodeAt(i);
+  if (hi >= 0xd800 && hi <= 0xdbff && i + 1 < t.length) {
+    const lo = t.charCodeAt(i + 1);
+    if (lo >= 0xdc00 && lo <= 0xdfff) return t.slice(i, i + 2);
+  }
+  return t[i];
+}
+
+/** Python's `\b` at index `i` of `t` (Unicode `\w` on both sides, surrogate pairs whole). */
+export const pyWordBoundary = (t: string, i: number): boolean => isPyWordChar(codePointBefore(t, i)) !== isPyWordChar(codePointAt(t, i));
+
+/** Python len(): code points, not UTF-16 units. */
+export function pyLen(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n--;
+        i++;
+      }
+    }
+  }
+  return n;
+}
+
+/**
+ * Does Python's `json.loads(s)` accept `s` (no exception)? It differs from JSON.parse only in
+ * also taking the constants `NaN`, `Infinity` and `-Infinity` where a value may stand: those are
+ * rewritten to `null` outside strings (in one pass that tracks strings and escapes), then
+ * JSON.parse decides. A `-` before `NaN` stays invalid, as in Python.
+ */
+export function pyJsonValid(s: string): boolean {
+  let t = s;
+  if (s.includes("NaN") || s.includes("Infinity")) {
+    const out: string[] = [];
+    let from = 0;
+    let inString = false;
+    for (let i = 0; i < s.length; i++) {
+      const c = s[i];
+      if (inString) {
+        if (c === "\\") i++;
+        else if (c === '"') inString = false;
+        continue;
+      }
+      if (c === '"') inString = true;
+      else if (c === "N" && s.startsWith("NaN", i)) {
+        out.push(s.slice(from, i), "null");
+        from = i + 3;
+        i += 2;
+      } else if (c === "I" && s.startsWith("Infinity", i)) {
+        out.push(s.slice(from, i), "null");
+        from = i + 8;
+        i += 7;
+      } else if (c === "-" && s.startsWith("-Infinity", i)) {
+        out.push(s.slice(from, i), "null");
+        from = i + 9;
+        i += 8;
+      }
+    }
+    out.push(s.slice(from));
+    t = out.join("");
+  }
+  try {
+    JSON.parse(t);
+    return true;
+  } catch {
+    return false;
+  }
 }
