@@ -11,6 +11,7 @@ import { Facts } from "./instructions.js";
 import { openInstructAnswer } from "./open_instruct.js";
 import { parseReference } from "./reference.js";
 import { pyStrip } from "./text.js";
+import { useSentenceModel } from "./punkt.js";
 
 const Options = Type.Object(
   {
@@ -60,7 +61,8 @@ export const ifeval = defineVerifier({
   description: "IFEval / RLVR-IFeval instruction following: fraction (or all) of the reference's instructions the response follows.",
   reference: Reference,
   options: Options,
-  async verify(item) {
+  async verify(item, ctx) {
+    useSentenceModel(ctx.services.config.ifeval.punktDir); // ASSAY_IFEVAL_PUNKT_DIR, read once
     const o = item.options;
     const mode = o.mode;
     const parsed = parseReference(item.reference, item.prompt);
