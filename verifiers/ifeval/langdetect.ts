@@ -282,28 +282,50 @@ const isUpperCp = (c: number) => (c < 128 ? c >= 0x41 && c <= 0x5a : pyIsUpper(S
 /** Detector._extract_ngrams: the profile's n-grams of the text, in order (indices into m.words). */
 function extractNgrams(cps: number[], m: Model): number[] {
   const out: number[] = [];
-  let grams: number[] = [0x20];
+  // NGram.grams, as its last three characters (g0 oldest) and its length in characters.
+  let g0 = "";
+  let g1 = "";
+  let g2 = " ";
+  let len = 1;
+  let lastCp = 0x20;
   let capital = false;
   for (const raw of cps) {
-    const ch = normalize(raw, m);
-    const last = grams[grams.length - 1];
+    const c = normalize(raw, m);
+    const last = lastCp;
+    const ch = String.fromCodePoint(c);
     if (last === 0x20) {
-      grams = [0x20];
       capital = false;
-      if (ch === 0x20) continue;
-    } else if (grams.length >= 3) grams = grams.slice(1);
-    grams.push(ch);
-    if (isUpperCp(ch)) {
+      if (c === 0x20) {
+        g0 = "";
+        g1 = "";
+        g2 = " ";
+        len = 1;
+        continue;
+      }
+      g0 = "";
+      g1 = " ";
+      g2 = ch;
+      len = 2;
+    } else {
+      g0 = len >= 2 ? g1 : "";
+      g1 = g2;
+      g2 = ch;
+      len = Math.min(len + 1, 3);
+    }
+    lastCp = c;
+    if (isUpperCp(c)) {
       if (isUpperCp(last)) capital = true;
     } else capital = false;
     if (capital) continue;
-    for (let n = 1; n <= 3; n++) {
-      if (grams.length < n) break;
-      const w = String.fromCodePoint(...grams.slice(grams.length - n));
-      if (w === " ") continue;
-      const id = m.words.get(w);
-      if (id !== undefined) out.push(id);
-    }
+    // n = 1, 2, 3: grams[-n:], skipping a lone space
+    let id = g2 === " " ? undefined : m.words.get(g2);
+    if (id !== undefined) out.push(id);
+    if (len < 2) continue;
+    id = m.words.get(g1 + g2);
+    if (id !== undefined) out.push(id);
+    if (len < 3) continue;
+    id = m.words.get(g0 + g1 + g2);
+    if (id !== undefined) out.push(id);
   }
   return out;
 }
