@@ -16,9 +16,12 @@
  * (7 trials of at most 1,001 draws).
  */
 import { readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { packageRoot } from "../../src/core/contract.js";
 import { pyIsUpper } from "./text.js";
 
-const DIR = new URL("./langdetect/", import.meta.url);
+/** The vendored data, beside this source (the compiled module runs from dist/, the data stays here). */
+const DIR = join(packageRoot(), "verifiers", "ifeval", "langdetect");
 
 // ---- Python's random.Random ---------------------------------------------------------------------
 
@@ -133,7 +136,7 @@ let model: Model | undefined;
 /** messages.properties as langdetect's Messages reads it (key=value, \uXXXX escapes). */
 function readMessages(): Map<string, string> {
   const out = new Map<string, string>();
-  for (const line of readFileSync(new URL("messages.properties", DIR), "utf8").split("\n")) {
+  for (const line of readFileSync(join(DIR, "messages.properties"), "utf8").split("\n")) {
     const l = line.trim();
     const eq = l.indexOf("=");
     const key = eq < 0 ? l : l.slice(0, eq);
@@ -146,8 +149,8 @@ function readMessages(): Map<string, string> {
 function load(): Model {
   // DetectorFactory.load_profile takes os.listdir's order; the order only decides ties and the
   // rounding of a sum, and sorted names make it the same on every machine.
-  const names = readdirSync(new URL("profiles/", DIR)).filter((n) => !n.startsWith(".")).sort();
-  const profiles = names.map((file) => JSON.parse(readFileSync(new URL(`profiles/${file}`, DIR), "utf8")) as { name: string; freq: Record<string, number>; n_words: number[] });
+  const names = readdirSync(join(DIR, "profiles")).filter((n) => !n.startsWith(".")).sort();
+  const profiles = names.map((file) => JSON.parse(readFileSync(join(DIR, "profiles", file), "utf8")) as { name: string; freq: Record<string, number>; n_words: number[] });
   const langs = profiles.map((p) => p.name);
   // Entries (word, language, probability) in flat arrays, then grouped by word (counting sort).
   let max = 0;
