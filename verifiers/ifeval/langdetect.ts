@@ -121,8 +121,20 @@ export class PyRandom {
 
 interface Model {
   langs: string[];
-  /** n-gram -> [start, end) into langIdx/probs: its non-zero probabilities. */
+  /** n-gram -> word id; [ends[id], ends[id + 1]) into langIdx/probs: its non-zero probabilities. */
   words: Map<string, number>;
+  /**
+   * The same n-grams by number, for the scan: chars[cp] is a code point's index among the
+   * profiles' characters (0: in none, so in no n-gram); uni[i] the 1-gram's id (-1: none);
+   * bi.get(i1 * K + i2) the 2-gram's; biPrefix.get(i1 * K + i2) the pair's number as the head
+   * of 3-grams, and tri.get(prefix * K + i3) the 3-gram's id.
+   */
+  chars: Int32Array;
+  K: number;
+  uni: Int32Array;
+  bi: Map<number, number>;
+  biPrefix: Map<number, number>;
+  tri: Map<number, number>;
   ends: Uint32Array;
   langIdx: Uint8Array;
   probs: Float64Array;
@@ -183,6 +195,24 @@ function load(): Model {
     langIdx[at] = entLang[k];
     probs[at] = entProb[k];
   }
+  const chars = new Int32Array(0x10000);
+  let K = 1;
+  for (const word of words.keys()) for (let i = 0; i < word.length; i++) if (!chars[word.charCodeAt(i)]) chars[word.charCodeAt(i)] = K++;
+  const uni = new Int32Array(K).fill(-1);
+  const bi = new Map<number, number>();
+  const biPrefix = new Map<number, number>();
+  const tri = new Map<number, number>();
+  for (const [word, id] of words) {
+    const c = [...word].map((ch) => chars[ch.charCodeAt(0)]);
+    if (c.length === 1) uni[c[0]] = id;
+    else if (c.length === 2) bi.set(c[0] * K + c[1], id);
+    else {
+      const key = c[0] * K + c[1];
+      let pre = biPrefix.get(key);
+      if (pre === undefined) biPrefix.set(key, (pre = biPrefix.size));
+      tri.set(pre * K + c[2], id);
+    }
+  }
   const m = readMessages();
   const get = (key: string) => m.get(key) ?? `!${key}!`;
   const cjk = new Map<number, number>();
@@ -197,6 +227,12 @@ function load(): Model {
   return {
     langs,
     words,
+    chars,
+    K,
+    uni,
+    bi,
+    biPrefix,
+    tri,
     ends,
     langIdx,
     probs,
@@ -282,53 +318,56 @@ function cleaningText(cps: number[]): number[] {
 
 const isUpperCp = (c: number) => (c < 128 ? c >= 0x41 && c <= 0x5a : pyIsUpper(String.fromCodePoint(c)));
 
-/** Detector._extract_ngrams: the profile's n-grams of the text, in order (indices into m.words). */
+/** Detector._extract_ngrams: the profile's n-grams of the text, in order (as word ids). */
 function extractNgrams(cps: number[], m: Model): number[] {
   const out: number[] = [];
-  // NGram.grams, as its last three characters (g0 oldest) and its length in characters.
-  let g0 = "";
-  let g1 = "";
-  let g2 = " ";
+  const { chars, K, uni, bi, biPrefix, tri } = m;
+  const SPACE = chars[0x20];
+  // NGram.grams, as its last three characters' indices (i0 oldest; 0: in no profile) and its length.
+  let i0 = 0;
+  let i1 = 0;
+  let i2 = SPACE;
   let len = 1;
   let lastCp = 0x20;
   let capital = false;
   for (const raw of cps) {
     const c = normalize(raw, m);
     const last = lastCp;
-    const ch = String.fromCodePoint(c);
+    const ci = c < 0x10000 ? chars[c] : 0; // the profiles hold no character beyond the BMP
     if (last === 0x20) {
       capital = false;
       if (c === 0x20) {
-        g0 = "";
-        g1 = "";
-        g2 = " ";
+        i0 = 0;
+        i1 = 0;
+        i2 = SPACE;
         len = 1;
         continue;
       }
-      g0 = "";
-      g1 = " ";
-      g2 = ch;
+      i0 = 0;
+      i1 = SPACE;
+      i2 = ci;
       len = 2;
     } else {
-      g0 = len >= 2 ? g1 : "";
-      g1 = g2;
-      g2 = ch;
-      len = Math.min(len + 1, 3);
+      i0 = len >= 2 ? i1 : 0;
+      i1 = i2;
+      i2 = ci;
+      len = len < 3 ? len + 1 : 3;
     }
     lastCp = c;
     if (isUpperCp(c)) {
       if (isUpperCp(last)) capital = true;
     } else capital = false;
-    if (capital) continue;
+    if (capital || ci === 0) continue; // every n-gram ends with this character
     // n = 1, 2, 3: grams[-n:], skipping a lone space
-    let id = g2 === " " ? undefined : m.words.get(g2);
+    if (c !== 0x20 && uni[ci] >= 0) out.push(uni[ci]);
+    if (len < 2 || i1 === 0) continue;
+    const id = bi.get(i1 * K + ci);
     if (id !== undefined) out.push(id);
-    if (len < 2) continue;
-    id = m.words.get(g1 + g2);
-    if (id !== undefined) out.push(id);
-    if (len < 3) continue;
-    id = m.words.get(g0 + g1 + g2);
-    if (id !== undefined) out.push(id);
+    if (len < 3 || i0 === 0) continue;
+    const pre = biPrefix.get(i0 * K + i1);
+    if (pre === undefined) continue;
+    const id3 = tri.get(pre * K + ci);
+    if (id3 !== undefined) out.push(id3);
   }
   return out;
 }
@@ -346,16 +385,20 @@ export function langdetect(text: string, seed = 0): string | null {
   const rnd = new PyRandom();
   rnd.seed(seed);
   const prob = new Float64Array(L);
-  const factor = new Float64Array(L);
+  const kept = new Float64Array(L);
   for (let t = 0; t < N_TRIAL; t++) {
     prob.fill(1.0 / L);
     const alpha = ALPHA + rnd.gauss(0.0, 1.0) * ALPHA_WIDTH;
     const weight = alpha / BASE_FREQ;
     for (let i = 0; ; i++) {
+      // _update_lang_prob: prob[j] *= weight + p[j]; p[j] is 0 but for the word's few languages,
+      // and weight + 0.0 is weight exactly, so those few are done apart
       const w = ngrams[rnd.randbelow(ngrams.length)];
-      factor.fill(weight);
-      for (let k = m.ends[w]; k < m.ends[w + 1]; k++) factor[m.langIdx[k]] = weight + m.probs[k];
-      for (let j = 0; j < L; j++) prob[j] *= factor[j];
+      const a = m.ends[w];
+      const b = m.ends[w + 1];
+      for (let k = a; k < b; k++) kept[k - a] = prob[m.langIdx[k]] * (weight + m.probs[k]);
+      for (let j = 0; j < L; j++) prob[j] *= weight;
+      for (let k = a; k < b; k++) prob[m.langIdx[k]] = kept[k - a];
       if (i % 5 === 0) {
         // _normalize_prob: sum() left to right (CPython 3.11), then each divided
         let sum = 0.0;
