@@ -33,11 +33,26 @@ export function supportedLanguages(): string[] {
  * IFEval counts as followed.
  */
 export function isLanguage(text: string, code: string): boolean | null {
-  const got = langdetect(text);
+  const got = detect(text);
   return got === null ? null : got === code;
 }
 
 /** The language langdetect reads `text` as (null when none), for details. */
 export function detectedLanguage(text: string): string | null {
-  return langdetect(text);
+  return detect(text);
+}
+
+/**
+ * langdetect(text), remembered for the last few texts: with the seed fixed the answer depends on
+ * the text alone, and one response is often asked twice (english_capital beside
+ * response_language; loose mode's variants, which coincide when there is no "*" or one line).
+ */
+const recent = new Map<string, string | null>();
+function detect(text: string): string | null {
+  const hit = recent.get(text);
+  if (hit !== undefined || recent.has(text)) return hit ?? null;
+  const got = langdetect(text);
+  if (recent.size >= 16) recent.delete(recent.keys().next().value!);
+  recent.set(text, got);
+  return got;
 }
