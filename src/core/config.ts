@@ -147,6 +147,20 @@ function originList(env: string, doc: string): Setting<string[]> {
     }), "(none)");
 }
 
+/** ASSAY_IFEVAL_PUNKT_DIR: empty, or a directory with the four punkt_tab files. */
+function punktDir(raw: string): string {
+  if (raw === "") return raw;
+  const missing = ["abbrev_types.txt", "collocations.tab", "sent_starters.txt", "ortho_context.tab"].filter((f) => {
+    try {
+      return !statSync(join(raw, f)).isFile();
+    } catch {
+      return true;
+    }
+  });
+  if (missing.length) throw new ConfigError(`has no ${missing.join(", ")}: point it at a punkt_tab language folder such as ~/nltk_data/tokenizers/punkt_tab/english (python -c 'import nltk; nltk.download("punkt_tab")' fetches it), or unset it`);
+  return raw;
+}
+
 /** ASSAY_SQL_POSTGRES: comma-separated `id=postgres://...` (or a bare URL: id = its database name). */
 function postgresList(env: string, doc: string): Setting<{ id: string; url: string }[]> {
   return setting(env, [] as { id: string; url: string }[], doc, (raw) =>
@@ -261,6 +275,9 @@ export const SETTINGS = {
     pgIdleS: int("ASSAY_SQL_PG_IDLE_S", 10, "an idle PostgreSQL connection is closed after this many seconds", 1, 86_400),
     allowUrlUpload: bool("ASSAY_SQL_ALLOW_URL_UPLOAD", false, "let `POST /databases` register a PostgreSQL URL (the server then connects where a client says)"),
   },
+  ifeval: {
+    punktDir: setting("ASSAY_IFEVAL_PUNKT_DIR", "", "ifeval: a directory holding NLTK's trained English Punkt model in punkt_tab form (`abbrev_types.txt`, `collocations.tab`, `sent_starters.txt`, `ortho_context.tab`; e.g. `~/nltk_data/tokenizers/punkt_tab/english` after `nltk.download(\"punkt_tab\")`): sentence counts are then NLTK's exactly; unset, Assay's own approximate English parameters (verifiers/ifeval/README.md)", punktDir, "(none)"),
+  },
   math: {
     appeal: bool("ASSAY_MATH_APPEAL", false, "math: appeal rejections the rules could not prove to the LLM judge (ASSAY_JUDGE_*); an item's `options.appeal` overrides"),
     testHooks: bool("ASSAY_MATH_TEST_HOOKS", false, "tests only: a marker response makes a math worker spin, to test deadlines"),
@@ -310,7 +327,7 @@ export type Config = Resolved<typeof SETTINGS>;
 export type SandboxConfig = Config["sandbox"];
 
 /** Values that override the environment (the CLI's --host/--port), by the Config's own keys. */
-export type ConfigOverrides = Partial<Omit<Config, "sandbox" | "math" | "judge" | "jobs" | "compose" | "custom">> & { sandbox?: Partial<SandboxConfig>; judge?: Partial<Config["judge"]>; jobs?: Partial<Config["jobs"]> };
+export type ConfigOverrides = Partial<Omit<Config, "sandbox" | "math" | "ifeval" | "judge" | "jobs" | "compose" | "custom">> & { sandbox?: Partial<SandboxConfig>; judge?: Partial<Config["judge"]>; jobs?: Partial<Config["jobs"]> };
 
 function isSetting(x: unknown): x is Setting<unknown> {
   return !!x && typeof x === "object" && typeof (x as Setting<unknown>).parse === "function";

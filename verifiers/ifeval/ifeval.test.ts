@@ -325,7 +325,10 @@ describe("reference shapes", () => {
     assert.equal((await run("vote today friends! #vote #democracy #yourvoice #everyvotecounts and bring a friend along with you", byKey[1122])).reward, 1);
     assert.equal((await run("*Weather bot*: tell me your city. *Reply*: sunny, 20 C.", byKey[1174])).reward, 1);
     assert.equal((await run(`${"war ".repeat(8)}${"peace ".repeat(9)}`, byKey[1203])).reward, 0.5);
-    const r1219 = `NIKE IS BETTER. ${"SNEAKER ".repeat(10)}\nP.S. BUY THE ONE THAT FITS YOUR FEET.`;
+    // langdetect (seed 0) reads this "de": all-capital words give it only their first letters.
+    const r1219de = `NIKE IS BETTER. ${"SNEAKER ".repeat(10)}\nP.S. BUY THE ONE THAT FITS YOUR FEET.`;
+    assert.equal((await run(r1219de, byKey[1219])).reward, 2 / 3);
+    const r1219 = `THE SNEAKER THAT WINS: ${"THE SNEAKER, ".repeat(10)}\nP.S. BUY THE ONE THAT FITS YOUR FEET.`;
     assert.equal((await run(r1219, byKey[1219])).reward, 1);
   });
   test("HF google/IFEval rows: every kwarg key present, absent ones null", async () => {

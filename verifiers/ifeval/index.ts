@@ -11,6 +11,8 @@ import { Facts } from "./instructions.js";
 import { openInstructAnswer } from "./open_instruct.js";
 import { parseReference } from "./reference.js";
 import { pyStrip } from "./text.js";
+import { useSentenceModel } from "./punkt.js";
+import { langdetectLanguages } from "./langdetect.js";
 
 const Options = Type.Object(
   {
@@ -72,7 +74,12 @@ export const ifeval = defineVerifier({
   description: "IFEval / RLVR-IFeval instruction following: fraction (or all) of the reference's instructions the response follows.",
   reference: Reference,
   options: Options,
-  async verify(item) {
+  async init(ctx) {
+    useSentenceModel(ctx.services.config.ifeval.punktDir);
+    langdetectLanguages(); // loads langdetect's 55 profiles (about 0.5 s) here, not in a request
+  },
+  async verify(item, ctx) {
+    useSentenceModel(ctx.services.config.ifeval.punktDir); // ASSAY_IFEVAL_PUNKT_DIR, read once
     const o = item.options;
     const mode = o.mode;
     const profile = o.profile;

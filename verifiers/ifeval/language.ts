@@ -1,51 +1,58 @@
 /**
  * Language identification for language:response_language and change_case:english_*.
  *
- * IFEval calls Python `langdetect.detect` (ISO 639-1 codes) and counts a text it cannot classify
- * (LangDetectException: no letters) as following the instruction. Here:
- * - `eld` (Nito-ELD, n-gram detector, 60 languages, data inside the npm package, ISO 639-1
- *   codes) decides every language it knows;
- * - `franc-min` (trigram detector, data inside the package, ISO 639-3 codes) decides the few
- *   codes of langdetect's set that eld lacks and franc-min has: ne, sw, id, so.
- * A code neither knows is a malformed item (the caller throws InvalidItemError).
+ * IFEval calls Python `langdetect.detect` (ISO 639-1 codes, plus zh-cn / zh-tw) and counts a text
+ * it cannot classify (LangDetectException: no features) as following the instruction.
+ * langdetect.ts ports langdetect with its own profiles, seeded with 0 (see there).
+ * A code langdetect does not know is a malformed item (the caller throws InvalidItemError).
  */
-import { eld } from "eld/medium";
-import { franc } from "franc-min";
+import { langdetect } from "./langdetect.js";
 
-/** ISO 639-1 (langdetect's spelling) -> the language eld answers with. */
-const ELD_CODES = new Set(Object.values(eld.info().Languages as Record<string, string>));
-const ELD_ALIASES: Record<string, string> = { "zh-cn": "zh", "zh-tw": "zh" };
-/** ISO 639-1 -> ISO 639-3 for the codes only franc-min covers. */
-const FRANC_CODES: Record<string, string> = { ne: "npi", sw: "swh", id: "ind", so: "som" };
+/** langdetect's 55 profiles (langdetect/profiles/), as `DetectorFactory.get_lang_list()` lists them. */
+const LANGDETECT_CODES = [
+  "af", "ar", "bg", "bn", "ca", "cs", "cy", "da", "de", "el", "en", "es", "et", "fa", "fi", "fr", "gu", "he", "hi", "hr",
+  "hu", "id", "it", "ja", "kn", "ko", "lt", "lv", "mk", "ml", "mr", "ne", "nl", "no", "pa", "pl", "pt", "ro", "ru", "sk",
+  "sl", "so", "sq", "sv", "sw", "ta", "te", "th", "tl", "tr", "uk", "ur", "vi", "zh-cn", "zh-tw",
+];
+const KNOWN = new Set(LANGDETECT_CODES);
 
-/** eld and franc-min only look at the start of a text; give them no more than this. */
-const DETECT_CHARS = 10_000;
-
+/**
+ * Does the code name a language langdetect can answer? IFEval compares `detect(value) == language`
+ * literally, so a code langdetect never returns ("zh", "EN") could never be followed.
+ */
 export function knownLanguage(code: string): boolean {
-  const c = code.toLowerCase();
-  return ELD_CODES.has(ELD_ALIASES[c] ?? c) || c in FRANC_CODES;
+  return KNOWN.has(code);
 }
 
 export function supportedLanguages(): string[] {
-  return [...ELD_CODES, ...Object.keys(ELD_ALIASES), ...Object.keys(FRANC_CODES)].sort();
+  return [...LANGDETECT_CODES];
 }
 
 /**
- * Is `text` in language `code`? `null` when the detector finds no features (langdetect's
- * exception), which IFEval counts as followed.
+ * Is `text` in language `code`? `null` when langdetect finds no features (its exception), which
+ * IFEval counts as followed.
  */
 export function isLanguage(text: string, code: string): boolean | null {
-  const c = code.toLowerCase();
-  const sample = text.length > DETECT_CHARS ? text.slice(0, DETECT_CHARS) : text;
-  if (c in FRANC_CODES) {
-    const got = franc(sample);
-    return got === "und" ? null : got === FRANC_CODES[c];
-  }
-  const got = eld.detect(sample).language;
-  return got === "" ? null : got === (ELD_ALIASES[c] ?? c);
+  const got = detect(text);
+  return got === null ? null : got === code;
 }
 
-/** The language eld reads `text` as ('' when none), for details. */
-export function detectedLanguage(text: string): string {
-  return eld.detect(text.length > DETECT_CHARS ? text.slice(0, DETECT_CHARS) : text).language;
+/** The language langdetect reads `text` as (null when none), for details. */
+export function detectedLanguage(text: string): string | null {
+  return detect(text);
+}
+
+/**
+ * langdetect(text), remembered for the last few texts: with the seed fixed the answer depends on
+ * the text alone, and one response is often asked twice (english_capital beside
+ * response_language; loose mode's variants, which coincide when there is no "*" or one line).
+ */
+const recent = new Map<string, string | null>();
+function detect(text: string): string | null {
+  const hit = recent.get(text);
+  if (hit !== undefined || recent.has(text)) return hit ?? null;
+  const got = langdetect(text);
+  if (recent.size >= 16) recent.delete(recent.keys().next().value!);
+  recent.set(text, got);
+  return got;
 }

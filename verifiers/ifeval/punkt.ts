@@ -8,12 +8,17 @@
  * PunktSentenceTokenizer._match_potential_end_contexts / _slices_from_text /
  * text_contains_sentbreak / _second_pass_annotation / _ortho_heuristic / _realign_boundaries.
  * Each regular expression is rewritten as a single forward scan, so the count is linear in the
- * text. punkt.test.ts checks the port against NLTK itself run with the same parameters.
+ * text. punkt.test.ts checks the port against NLTK itself: with NLTK's trained English model
+ * (sent_tokenize) when one is at hand, and with a full model trained on public-domain text
+ * (punkt-pd/english) always.
  *
- * The parameters are not NLTK's trained English model (english.pickle / punkt_tab, which no
- * npm package ships and which cannot be fetched at run time): ENGLISH below holds common English
- * abbreviations and the orthographic context of common sentence-starting words. See README.
+ * Parameters: NLTK's trained English model (punkt_tab/english) is not shipped (its licence is
+ * unclarified upstream, see README). ASSAY_IFEVAL_PUNKT_DIR points at a copy of it (what
+ * `nltk.download("punkt_tab")` fetches), and then the counts are NLTK's. Without it, ENGLISH below
+ * holds common English abbreviations and the orthographic context of common sentence-starting words.
  */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { isPySpace } from "./text.js";
 
 // Orthographic context flags (punkt.py _ORTHO_*).
@@ -28,7 +33,7 @@ const ORTHO_LC = BEG_LC | MID_LC | UNK_LC;
 
 export interface PunktParams {
   abbrevTypes: Set<string>;
-  /** "type1 type2" pairs. */
+  /** "type1\ttype2" pairs. */
   collocations: Set<string>;
   sentStarters: Set<string>;
   orthoContext: Map<string, number>;
@@ -64,6 +69,55 @@ export const ENGLISH: PunktParams = {
   sentStarters: new Set(),
   orthoContext: new Map(ENGLISH_SENTENCE_WORDS.map((w) => [w, BEG_UC | MID_LC])),
 };
+
+/**
+ * Parameters in NLTK's punkt_tab format (nltk.tokenize.punkt.load_punkt_params): abbrev_types.txt and
+ * sent_starters.txt one type a line, collocations.tab "type1<TAB>type2" lines, ortho_context.tab
+ * "type<TAB>flags" lines. Like NLTK's PunktDecoder, only the line's final newline is removed.
+ */
+export function parsePunktTab(files: { abbrevTypes: string; collocations: string; sentStarters: string; orthoContext: string }): PunktParams {
+  const lines = (s: string) => s.split("\n").filter((l, i, a) => l !== "" || i < a.length - 1);
+  const orthoContext = new Map<string, number>();
+  for (const l of lines(files.orthoContext)) {
+    const tab = l.indexOf("\t");
+    const v = Number(l.slice(tab + 1));
+    if (tab < 0 || !Number.isInteger(v)) throw new Error(`ortho_context.tab: "${l}" is not "type<TAB>integer"`);
+    orthoContext.set(l.slice(0, tab), v);
+  }
+  for (const l of lines(files.collocations)) if (!l.includes("\t")) throw new Error(`collocations.tab: "${l}" is not "type<TAB>type"`);
+  return {
+    abbrevTypes: new Set(lines(files.abbrevTypes)),
+    collocations: new Set(lines(files.collocations)),
+    sentStarters: new Set(lines(files.sentStarters)),
+    orthoContext,
+  };
+}
+
+/** The four punkt_tab files of a directory such as nltk_data/tokenizers/punkt_tab/english. */
+export function loadPunktTab(dir: string): PunktParams {
+  const read = (name: string) => readFileSync(join(dir, name), "utf8");
+  return parsePunktTab({
+    abbrevTypes: read("abbrev_types.txt"),
+    collocations: read("collocations.tab"),
+    sentStarters: read("sent_starters.txt"),
+    orthoContext: read("ortho_context.tab"),
+  });
+}
+
+let active: { dir: string; params: PunktParams } = { dir: "", params: ENGLISH };
+
+/**
+ * The parameters sentence counting uses from now on: a punkt_tab directory (read once, on the
+ * first call that names it), or "" for ENGLISH. Called with the server's ASSAY_IFEVAL_PUNKT_DIR.
+ */
+export function useSentenceModel(dir: string): void {
+  if (dir !== active.dir) active = { dir, params: dir ? loadPunktTab(dir) : ENGLISH };
+}
+
+/** The parameters in use: "nltk punkt_tab at DIR" or "assay english". */
+export function sentenceModel(): string {
+  return active.dir ? `punkt_tab at ${active.dir}` : "assay english";
+}
 
 // ---- PunktLanguageVars -------------------------------------------------------------------------
 
@@ -215,7 +269,7 @@ function secondPass(t1: Tok, t2: Tok, p: PunktParams): void {
   const typ = t1.typeNoPeriod;
   const nextTyp = t2.typeNoSentperiod;
   const initial = t1.isInitial;
-  if (p.collocations.has(`${typ} ${nextTyp}`)) {
+  if (p.collocations.has(`${typ}\t${nextTyp}`)) {
     t1.sentbreak = false;
     t1.abbr = true;
     return;
@@ -375,7 +429,7 @@ function realign(text: string, slices: [number, number][]): [number, number][] {
 }
 
 /** PunktSentenceTokenizer(params).tokenize(text), as [start, end) offsets. */
-export function punktSpans(text: string, p: PunktParams = ENGLISH): [number, number][] {
+export function punktSpans(text: string, p: PunktParams = active.params): [number, number][] {
   return realign(text, slicesFromText(text, p, Infinity)!);
 }
 
@@ -383,7 +437,7 @@ export function punktSpans(text: string, p: PunktParams = ENGLISH): [number, num
  * len(PunktSentenceTokenizer(params).tokenize(text)), or `limit` as soon as that many sentences
  * are certain (every slice before a break holds its end mark, so each break is one sentence).
  */
-export function countPunktSentences(text: string, p: PunktParams = ENGLISH, limit = Infinity): number {
+export function countPunktSentences(text: string, p: PunktParams = active.params, limit = Infinity): number {
   const slices = slicesFromText(text, p, limit);
   return slices === null ? limit : realign(text, slices).length;
 }
