@@ -1,18 +1,26 @@
 /**
- * SQLite queries off the event loop, in child processes (sqlite-worker.ts), one task at a time
- * each. Why processes and not worker threads (piscina, as the math verifier uses): better-sqlite3
+ * SQLite queries off the event loop, in child processes (sqlite-worker.ts), each running one task
+ * at a time. Queries go in batches: those enqueued in one turn of the event loop are sent to a
+ * process in one message (up to MAX_BATCH, a fair share of the queue), and a process that is down
+ * to its last task gets the next batch, so it does not idle while the server answers; each task
+ * is answered on its own, in order, so the pool always knows which one is running. A task that
+ * has run STEAL_MS of CPU time gives the ones sent behind it back to the queue
+ * (the process is told to skip them), so a runaway at the head of a batch holds only itself.
+ *
+ * Why processes and not worker threads (piscina, as the math verifier uses): better-sqlite3
  * is synchronous and exposes no sqlite3_interrupt, and Worker.terminate() only stops JavaScript.
  * A thread inside a long SQLite step (`SELECT count(*)` over a 6-way cross join, an endless
  * recursive CTE) keeps running after terminate, burning a core and keeping the process alive,
  * as we measured. A process is stopped by SIGKILL whatever it is doing.
  *
  * A task's limit is the work it did: the CPU time its process spent on it (the process's main
- * thread, read from /proc/<pid>/schedstat while it runs), so a query that is only slow because
- * the machine is busy is not cut off. A wall-clock safety net (`netMs`) stops a task that sleeps
+ * thread, read from /proc/<pid>/schedstat while it runs; a task that starts after another one in
+ * its batch is charged from the first reading after it starts, at most one poll late), so a
+ * query that is only slow because the machine is busy is not cut off. A wall-clock safety net (`netMs`) stops a task that sleeps
  * (disk, page faults) without using CPU; it is not charged for the time the process waited for a
  * CPU (schedstat's run-queue wait). Where /proc cannot be read the limit is wall-clock time.
  *
- * A task's clock starts when a process takes it (the service runs the whole query under the
+ * A task's clock starts when its process starts it (the service runs the whole query under the
  * scorer's `ctx.unclocked`, and fixes its limit from what is left of the item's deadline then).
  * The backlog is recorded in a ledger (sandbox/load.ts, the sandbox's own) so admission can refuse
  * work that would wait too long.
@@ -130,8 +138,7 @@ const value = (v: number | (() => number)) => (typeof v === "function" ? v() : v
  */
 export const MAX_BATCH = 16;
 /**
- * Queries sent behind a task that has run this long (ms, not counting its waits for a CPU) go
- * back to the queue, so another process can take them: a runaway at the head of a batch holds
+ * Queries sent behind a task that has run this long (ms of CPU time) go back to the queue, so another process can take them: a runaway at the head of a batch holds
  * only itself.
  */
 export const STEAL_MS = 40;
@@ -293,15 +300,16 @@ export class SqlitePool {
       return;
     }
     const base = slot.base;
-    // how long it has run, less its waits for a CPU (a loaded machine does not make it long)
+    // how long it has run: its CPU time (a loaded machine, or a server slow to read the answer,
+    // does not make it long); wall-clock time where /proc cannot be read
     let ran = wall;
     if (!base || !now) {
       if (wall >= slot.limitMs) return this.stop(slot, wall, "wall");
     } else {
       const cpu = now.cpuMs - base.cpuMs;
       if (cpu >= slot.limitMs) return this.stop(slot, cpu, "cpu");
-      ran = wall - (now.waitMs - base.waitMs);
-      if (ran >= slot.netMs) return this.stop(slot, wall, "wall");
+      if (wall - (now.waitMs - base.waitMs) >= slot.netMs) return this.stop(slot, wall, "wall");
+      ran = cpu;
     }
     if (ran >= STEAL_MS && slot.sent.length > 1) {
       const back = slot.sent.slice(1).filter((e) => !e.stolen);
