@@ -77,8 +77,9 @@ function runQuery(t: Extract<WorkerTask, { kind: "query" }>): QueryOutcome {
       if (rows.length >= t.maxRows) {
         return { ok: false, stage: "execute", error: `result has more than ${t.maxRows} rows`, limit: "rows" };
       }
-      const row = raw.map(cell);
-      for (const c of row) bytes += sizeOf(c);
+      // in place: the row better-sqlite3 made is ours
+      const row = raw as Cell[];
+      for (let i = 0; i < raw.length; i++) bytes += sizeOf((row[i] = cell(raw[i])));
       if (bytes > t.maxBytes) {
         return { ok: false, stage: "execute", error: `result is larger than ${t.maxBytes} bytes`, limit: "bytes" };
       }
