@@ -1,18 +1,26 @@
 /**
- * SQLite queries off the event loop, in child processes (sqlite-worker.ts), one task at a time
- * each. Why processes and not worker threads (piscina, as the math verifier uses): better-sqlite3
+ * SQLite queries off the event loop, in child processes (sqlite-worker.ts), each running one task
+ * at a time. Queries go in batches: those enqueued in one turn of the event loop are sent to a
+ * process in one message (up to MAX_BATCH, a fair share of the queue), and a process that is down
+ * to its last task gets the next batch, so it does not idle while the server answers; each task
+ * is answered on its own, in order, so the pool always knows which one is running. A task that
+ * has run STEAL_MS of CPU time gives the ones sent behind it back to the queue
+ * (the process is told to skip them), so a runaway at the head of a batch holds only itself.
+ *
+ * Why processes and not worker threads (piscina, as the math verifier uses): better-sqlite3
  * is synchronous and exposes no sqlite3_interrupt, and Worker.terminate() only stops JavaScript.
  * A thread inside a long SQLite step (`SELECT count(*)` over a 6-way cross join, an endless
  * recursive CTE) keeps running after terminate, burning a core and keeping the process alive,
  * as we measured. A process is stopped by SIGKILL whatever it is doing.
  *
  * A task's limit is the work it did: the CPU time its process spent on it (the process's main
- * thread, read from /proc/<pid>/schedstat while it runs), so a query that is only slow because
- * the machine is busy is not cut off. A wall-clock safety net (`netMs`) stops a task that sleeps
+ * thread, read from /proc/<pid>/schedstat while it runs; a task that starts after another one in
+ * its batch is charged from the first reading after it starts, at most one poll late), so a
+ * query that is only slow because the machine is busy is not cut off. A wall-clock safety net (`netMs`) stops a task that sleeps
  * (disk, page faults) without using CPU; it is not charged for the time the process waited for a
  * CPU (schedstat's run-queue wait). Where /proc cannot be read the limit is wall-clock time.
  *
- * A task's clock starts when a process takes it (the service runs the whole query under the
+ * A task's clock starts when its process starts it (the service runs the whole query under the
  * scorer's `ctx.unclocked`, and fixes its limit from what is left of the item's deadline then).
  * The backlog is recorded in a ledger (sandbox/load.ts, the sandbox's own) so admission can refuse
  * work that would wait too long.
@@ -90,20 +98,50 @@ interface Job {
   ticket: Ticket;
   /** Set while queued: fires at startBy. */
   queueTimer?: NodeJS.Timeout;
+  /** Takes the job out of the queue when its startBy passes or its signal aborts. */
+  refuse(): void;
   done: boolean;
+}
+
+/** A job sent to a process: answered in order, the first unanswered one is running. */
+interface Sent {
+  id: number;
+  job: Job;
+  /**
+   * Taken back (it waited behind a long head and went back to the queue): the process was told
+   * to skip it, and whatever it answers for it is ignored.
+   */
+  stolen: boolean;
 }
 
 interface Slot {
   child: ChildProcess;
   ready: boolean;
-  job: Job | null;
-  id: number;
+  /** Sent and not yet answered, in the order the process runs them; [0] is running. */
+  sent: Sent[];
   watch?: NodeJS.Timeout;
-  startedAt: number;
+  /** When the running task (sent[0]) started, performance.now(). */
+  headAt: number;
+  /** Its process's CPU and CPU wait when it started (null: read at the next poll). */
+  base: { cpuMs: number; waitMs: number } | null;
+  /** Its limit and wall-clock net, fixed when it started. */
+  limitMs: number;
+  netMs: number;
 }
 
 let seq = 0;
 const value = (v: number | (() => number)) => (typeof v === "function" ? v() : v);
+
+/**
+ * Queries sent to a process in one message (issue 35: one IPC write per query cost the server's
+ * event loop more than the query itself on Spider-sized databases).
+ */
+export const MAX_BATCH = 16;
+/**
+ * Queries sent behind a task that has run this long (ms of CPU time) go back to the queue, so another process can take them: a runaway at the head of a batch holds
+ * only itself.
+ */
+export const STEAL_MS = 40;
 
 export class SqlitePool {
   private readonly slots: Slot[] = [];
@@ -115,6 +153,9 @@ export class SqlitePool {
   /** Processes killed because a task outlived its limit (tests and metrics). */
   killed = 0;
   completed = 0;
+  /** Messages sent to the processes, and tasks taken back from behind a long one (tests and the benchmark). */
+  messages = 0;
+  stolen = 0;
   private readonly onExit = () => {
     for (const s of this.slots) s.child.kill("SIGKILL");
   };
@@ -128,88 +169,175 @@ export class SqlitePool {
   private spawn(): Slot {
     const child = fork(this.file, [], { execArgv: process.execArgv, serialization: "advanced", stdio: ["ignore", "ignore", "pipe", "ipc"] });
     child.stderr?.resume();
-    const slot: Slot = { child, ready: false, job: null, id: 0, startedAt: 0 };
-    child.on("message", (m: { ready?: true; id?: number; ok?: boolean; value?: unknown; error?: string }) => {
+    const slot: Slot = { child, ready: false, sent: [], headAt: 0, base: null, limitMs: 0, netMs: 0 };
+    child.on("message", (m: { ready?: true; id?: number; ok?: boolean; value?: unknown; error?: string; skipped?: true }) => {
       if (m.ready) {
         slot.ready = true;
         this.pump();
         return;
       }
-      const job = slot.job;
-      if (!job || m.id !== slot.id) return;
-      clearInterval(slot.watch);
-      slot.job = null;
-      this.completed++;
-      job.ticket.end();
-      if (!job.done) {
+      const head = slot.sent[0];
+      if (!head || m.id !== head.id) return; // answered in order: anything else is from a stopped task
+      slot.sent.shift();
+      if (!head.stolen && !head.job.done) {
+        const job = head.job;
+        this.completed++;
+        job.ticket.end();
         job.done = true;
         if (m.ok) job.resolve(m.value);
         else job.reject(new Error(m.error));
       }
-      this.pump();
+      this.startHead(slot, false);
+      this.schedulePump();
     });
     child.on("exit", () => {
       clearInterval(slot.watch);
-      const job = slot.job;
-      slot.job = null;
-      if (job) job.ticket.end();
-      if (job && !job.done) {
-        job.done = true;
-        job.reject(new ProcessExited());
+      slot.watch = undefined;
+      const [head, ...behind] = slot.sent;
+      slot.sent = [];
+      if (head && !head.stolen && !head.job.done) {
+        head.job.ticket.end();
+        head.job.done = true;
+        head.job.reject(new ProcessExited());
       }
+      this.requeue(behind);
       const i = this.slots.indexOf(slot);
       if (i >= 0 && !this.closed) {
         this.slots[i] = this.spawn();
       }
+      this.pump();
     });
     child.on("error", () => {}); // 'exit' follows
     return slot;
   }
 
+  /** Jobs sent behind a task and not run: back to the front of the queue, in order. */
+  private requeue(entries: Sent[]): void {
+    const jobs = entries.filter((e) => !e.stolen && !e.job.done).map((e) => e.job);
+    for (const job of jobs) {
+      if (job.o.startBy !== undefined) job.queueTimer = setTimeout(job.refuse, Math.max(0, job.o.startBy - Date.now()));
+    }
+    this.queue.unshift(...jobs);
+  }
+
+  /** The slot's first unanswered task has started: fix its limit and charge from now. */
+  private startHead(slot: Slot, readBase: boolean): void {
+    const head = slot.sent[0];
+    if (!head) {
+      clearInterval(slot.watch);
+      slot.watch = undefined;
+      return;
+    }
+    slot.headAt = performance.now();
+    // read now for the first task of a batch; for the ones after it at the next poll (at most
+    // POLL_MS of its CPU uncounted), so a quick task costs no /proc read
+    slot.base = readBase ? schedOf(slot.child.pid) : null;
+    const o = head.job.o;
+    slot.limitMs = Math.max(1, value(o.limitMs));
+    slot.netMs = o.netMs === undefined ? slot.limitMs * 2 + 1_000 : Math.max(slot.limitMs, value(o.netMs));
+    if (!head.stolen) head.job.ticket.start();
+    slot.watch ??= setInterval(() => this.poll(slot), POLL_MS);
+  }
+
+  private pumpAt: NodeJS.Immediate | null = null;
+  /**
+   * Sends at the end of this turn of the event loop: the queries items enqueue in one turn (a
+   * batch's items resuming on the answers that arrived together) go in one message.
+   */
+  private schedulePump(): void {
+    this.pumpAt ??= setImmediate(() => {
+      this.pumpAt = null;
+      this.pump();
+    });
+  }
+
   private pump(): void {
+    if (!this.queue.length || this.closed) return;
+    const share = Math.ceil(this.queue.length / this.slots.length);
     for (const slot of this.slots) {
       if (!this.queue.length) return;
-      if (!slot.ready || slot.job) continue;
-      const job = this.queue.shift()!;
-      clearTimeout(job.queueTimer);
-      job.ticket.start();
-      slot.job = job;
-      slot.id = ++seq;
-      this.watch(slot, job);
-      slot.child.send({ id: slot.id, task: job.task });
+      if (!slot.ready) continue;
+      const busy = slot.sent.length;
+      // an idle process takes a batch; a busy one the next batch while its last task runs (so
+      // it does not idle while this loop answers), unless that task has already run long
+      const head = slot.sent[0];
+      if (busy > 1 || (busy === 1 && (head.stolen || performance.now() - slot.headAt >= STEAL_MS / 2 || head.job.task.kind !== "query"))) continue;
+      const batch: Sent[] = [];
+      const take = Math.max(1, Math.min(MAX_BATCH - busy, share));
+      while (batch.length < take && this.queue.length) {
+        const job = this.queue[0];
+        // schema reads, checks and builds go alone, to an idle process
+        if (job.task.kind !== "query" && (batch.length || busy)) break;
+        this.queue.shift();
+        clearTimeout(job.queueTimer);
+        batch.push({ id: ++seq, job, stolen: false });
+        if (job.task.kind !== "query") break;
+      }
+      if (!batch.length) continue;
+      slot.sent.push(...batch);
+      this.messages++;
+      slot.child.send({ tasks: batch.map((e) => ({ id: e.id, task: e.job.task })) });
+      if (!busy) this.startHead(slot, true);
     }
   }
 
-  /** Stops the task at its CPU limit, or at the wall-clock net less the time spent waiting for a CPU. */
-  private watch(slot: Slot, job: Job): void {
-    const limitMs = Math.max(1, value(job.o.limitMs));
-    const netMs = job.o.netMs === undefined ? limitMs * 2 + 1_000 : Math.max(limitMs, value(job.o.netMs));
-    const pid = slot.child.pid;
-    const at = performance.now();
-    const base = schedOf(pid);
-    slot.startedAt = at;
-    const stop = (ms: number, by: "cpu" | "wall") => {
-      if (slot.job !== job) return;
-      clearInterval(slot.watch);
-      slot.job = null;
-      slot.ready = false; // no new task for it: it is about to die
-      this.killed++;
-      job.ticket.end();
-      job.done = true;
-      job.reject(new TaskTimeout(true, ms, by));
-      slot.child.kill("SIGKILL"); // 'exit' respawns it
-    };
-    slot.watch = setInterval(() => {
-      const wall = performance.now() - at;
-      const now = base && schedOf(pid);
-      if (!base || !now) {
-        if (wall >= limitMs) stop(wall, "wall");
-        return;
-      }
+  /**
+   * Every POLL_MS while the process has work: stops the running task at its CPU limit, or at the
+   * wall-clock net less the time spent waiting for a CPU; takes back the tasks behind one that
+   * has run STEAL_MS.
+   */
+  private poll(slot: Slot): void {
+    const head = slot.sent[0];
+    if (!head) return;
+    const wall = performance.now() - slot.headAt;
+    const now = schedOf(slot.child.pid);
+    // a task started after another one in its batch is charged from its first poll (at most
+    // POLL_MS of its CPU uncounted; its run-queue waits before it are not known, so this poll
+    // neither stops it nor takes the tasks behind it back)
+    if (slot.base === null && now) {
+      slot.base = now;
+      slot.headAt = performance.now();
+      return;
+    }
+    const base = slot.base;
+    // how long it has run: its CPU time (a loaded machine, or a server slow to read the answer,
+    // does not make it long); wall-clock time where /proc cannot be read
+    let ran = wall;
+    if (!base || !now) {
+      if (wall >= slot.limitMs) return this.stop(slot, wall, "wall");
+    } else {
       const cpu = now.cpuMs - base.cpuMs;
-      if (cpu >= limitMs) return stop(cpu, "cpu");
-      if (wall - (now.waitMs - base.waitMs) >= netMs) stop(wall, "wall");
-    }, POLL_MS);
+      if (cpu >= slot.limitMs) return this.stop(slot, cpu, "cpu");
+      if (wall - (now.waitMs - base.waitMs) >= slot.netMs) return this.stop(slot, wall, "wall");
+      ran = cpu;
+    }
+    if (ran >= STEAL_MS && slot.sent.length > 1) {
+      const back = slot.sent.slice(1).filter((e) => !e.stolen);
+      if (!back.length) return;
+      this.requeue(back);
+      for (const e of back) e.stolen = true;
+      this.stolen += back.length;
+      slot.child.send({ skip: back.map((e) => e.id) });
+      this.pump();
+    }
+  }
+
+  /** Kills the slot's process: its running task timed out; the tasks sent behind it go back to the queue. */
+  private stop(slot: Slot, ms: number, by: "cpu" | "wall"): void {
+    const [head, ...behind] = slot.sent;
+    clearInterval(slot.watch);
+    slot.watch = undefined;
+    slot.sent = [];
+    slot.ready = false; // no new task for it: it is about to die
+    this.killed++;
+    if (!head.stolen && !head.job.done) {
+      head.job.ticket.end();
+      head.job.done = true;
+      head.job.reject(new TaskTimeout(true, ms, by));
+    }
+    this.requeue(behind);
+    slot.child.kill("SIGKILL"); // 'exit' respawns it
+    this.pump();
   }
 
   /**
@@ -220,21 +348,28 @@ export class SqlitePool {
     if (this.closed) return Promise.reject(new Error("the SQLite pool is closed"));
     return new Promise<R>((resolve, reject) => {
       const expect = o.expectMs ?? (typeof o.limitMs === "number" ? o.limitMs : o.limitMs());
-      const job: Job = { task, o, resolve: resolve as (v: unknown) => void, reject, ticket: this.ledger.enter(expect), done: false };
       const t0 = Date.now();
-      const refuse = () => {
-        const i = this.queue.indexOf(job);
-        if (i < 0) return;
-        this.queue.splice(i, 1);
-        clearTimeout(job.queueTimer);
+      const job: Job = {
+        task,
+        o,
+        resolve: resolve as (v: unknown) => void,
+        reject,
+        ticket: this.ledger.enter(expect),
+        done: false,
+        refuse: () => {
+          const i = this.queue.indexOf(job);
+          if (i < 0) return;
+          this.queue.splice(i, 1);
+          clearTimeout(job.queueTimer);
           job.ticket.end(false);
-        job.done = true;
-        reject(new TaskTimeout(false, Date.now() - t0));
+          job.done = true;
+          reject(new TaskTimeout(false, Date.now() - t0));
+        },
       };
-      if (o.startBy !== undefined) job.queueTimer = setTimeout(refuse, Math.max(0, o.startBy - t0));
-      o.signal?.addEventListener("abort", refuse, { once: true });
+      if (o.startBy !== undefined) job.queueTimer = setTimeout(job.refuse, Math.max(0, o.startBy - t0));
+      o.signal?.addEventListener("abort", job.refuse, { once: true });
       this.queue.push(job);
-      this.pump();
+      this.schedulePump();
     });
   }
 
@@ -267,11 +402,12 @@ export class SqlitePool {
   }
 
   get stats() {
-    return { pids: this.slots.map((s) => s.child.pid ?? 0), busy: this.slots.filter((s) => s.job).length, queued: this.queue.length, completed: this.completed, killed: this.killed };
+    return { pids: this.slots.map((s) => s.child.pid ?? 0), busy: this.slots.filter((s) => s.sent.length).length, queued: this.queue.length, completed: this.completed, killed: this.killed, messages: this.messages, stolen: this.stolen };
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    if (this.pumpAt) clearImmediate(this.pumpAt);
     process.removeListener("exit", this.onExit);
     for (const job of this.queue.splice(0)) {
       clearTimeout(job.queueTimer);
@@ -284,6 +420,12 @@ export class SqlitePool {
         (s) =>
           new Promise<void>((res) => {
             clearInterval(s.watch);
+            for (const e of s.sent.splice(0)) {
+              if (e.stolen || e.job.done) continue;
+              e.job.ticket.end(false);
+              e.job.done = true;
+              e.job.reject(new Error("the SQLite pool is closed"));
+            }
             if (s.child.exitCode !== null || s.child.signalCode !== null) return res();
             s.child.once("exit", () => res());
             s.child.kill("SIGKILL");

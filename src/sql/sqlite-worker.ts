@@ -77,8 +77,9 @@ function runQuery(t: Extract<WorkerTask, { kind: "query" }>): QueryOutcome {
       if (rows.length >= t.maxRows) {
         return { ok: false, stage: "execute", error: `result has more than ${t.maxRows} rows`, limit: "rows" };
       }
-      const row = raw.map(cell);
-      for (const c of row) bytes += sizeOf(c);
+      // in place: the row better-sqlite3 made is ours
+      const row = raw as Cell[];
+      for (let i = 0; i < raw.length; i++) bytes += sizeOf((row[i] = cell(raw[i])));
       if (bytes > t.maxBytes) {
         return { ok: false, stage: "execute", error: `result is larger than ${t.maxBytes} bytes`, limit: "bytes" };
       }
@@ -199,16 +200,42 @@ export function run(task: WorkerTask): unknown {
   }
 }
 
-// As a child process: one task per message, answered in order.
+// As a child process: tasks come in batches ({ tasks }), run one per turn of the event loop and
+// are answered one by one, in order, so the pool knows which one is running. Between two tasks
+// the loop reads the channel: a { skip } naming tasks the pool took back (they waited behind a
+// long one and went to another process) arrives in time for them to be answered as skipped.
 if (process.send) {
-  process.on("message", (msg: { id: number; task: WorkerTask }) => {
-    let reply: { id: number; ok: true; value: unknown } | { id: number; ok: false; error: string };
-    try {
-      reply = { id: msg.id, ok: true, value: run(msg.task) };
-    } catch (err) {
-      reply = { id: msg.id, ok: false, error: (err as Error).message };
+  const pending: { id: number; task: WorkerTask }[] = [];
+  const skip = new Set<number>();
+  let lastId = 0;
+  let scheduled = false;
+  const step = () => {
+    scheduled = false;
+    const next = pending.shift();
+    if (!next) return;
+    lastId = next.id;
+    let reply: { id: number; ok: true; value: unknown } | { id: number; ok: false; error: string } | { id: number; skipped: true };
+    if (skip.delete(next.id)) reply = { id: next.id, skipped: true };
+    else {
+      try {
+        reply = { id: next.id, ok: true, value: run(next.task) };
+      } catch (err) {
+        reply = { id: next.id, ok: false, error: (err as Error).message };
+      }
     }
     process.send!(reply);
+    if (pending.length) schedule();
+  };
+  const schedule = () => {
+    if (!scheduled) (scheduled = true), setImmediate(step);
+  };
+  process.on("message", (msg: { tasks?: { id: number; task: WorkerTask }[]; skip?: number[] }) => {
+    if (msg.tasks) {
+      pending.push(...msg.tasks);
+      schedule();
+    }
+    // ids already run are not kept (they would never be seen again)
+    if (msg.skip) for (const id of msg.skip) if (id > lastId) skip.add(id);
   });
   // the parent went away: nothing left to answer
   process.on("disconnect", () => process.exit(0));

@@ -185,14 +185,13 @@ function* compare(gold: Cell[][], pred: Cell[][], o: CompareOptions): Work<Compa
     if (gold.length !== pred.length) return { match: false, reason: `different number of rows: model ${pred.length}, gold ${gold.length}` };
   }
   const keys = (r: Cell[]) => r.map((c) => cellKey(c, o.floatDigits));
-  const gk = yield* mapRows(gold, keys);
+  const plain = (r: string[]) => rowKey(r, null);
+  const { gk, gPlain } = yield* goldKeys(gold, o.floatDigits);
   const pk = yield* mapRows(pred, keys);
-
-  if (o.columnOrder === "strict") {
-    const plain = (r: string[]) => rowKey(r, null);
-    const ok = yield* sameCollection(yield* mapRows(gk, plain), yield* mapRows(pk, plain), o);
-    return ok ? { match: true, reason: matchReason(o, gold.length) } : { match: false, reason: yield* mismatchReason(gk, pk, o, null) };
-  }
+  // The columns as they come first (strict order, and the common right answer under "any"):
+  // one pass with hashed row keys, before any column pairing is tried.
+  if (yield* sameCollection(gPlain, yield* mapRows(pk, plain), o)) return { match: true, reason: matchReason(o, gold.length) };
+  if (o.columnOrder === "strict") return { match: false, reason: yield* mismatchReason(gk, pk, o, null) };
 
   // Quick rejection (exec_eval.py quick_rej): rows with their values sorted must already agree.
   const sortedKey = (r: string[]) => rowKey([...r].sort(), null);
@@ -207,6 +206,24 @@ function* compare(gold: Cell[][], pred: Cell[][], o: CompareOptions): Work<Compa
   if (m.exhausted) return { match: false, reason: `columns holding the same values could not be paired within ${REFINE_BUDGET.toLocaleString("en")} cells of search (scored as a mismatch)` };
   // quick rejection passed: every row's values agree, yet no one column order makes the rows equal
   return { match: false, reason: "each row holds the gold's values, but no one column order matches every row" };
+}
+
+/**
+ * A gold result's cell keys and row keys, per floatDigits, kept with the result (the gold cache
+ * hands every item of a GRPO group the same rows array): computed once, not once per item.
+ */
+const goldKeyCache = new WeakMap<readonly Cell[][], Map<number, { gk: string[][]; gPlain: string[] }>>();
+
+function* goldKeys(gold: Cell[][], floatDigits: number): Work<{ gk: string[][]; gPlain: string[] }> {
+  let byDigits = goldKeyCache.get(gold);
+  const hit = byDigits?.get(floatDigits);
+  if (hit) return hit;
+  const gk = yield* mapRows(gold, (r) => r.map((c) => cellKey(c, floatDigits)));
+  const gPlain = yield* mapRows(gk, (r) => rowKey(r, null));
+  if (!byDigits) goldKeyCache.set(gold, (byDigits = new Map()));
+  const v = { gk, gPlain };
+  byDigits.set(floatDigits, v);
+  return v;
 }
 
 /** Interns strings as small integers. */
