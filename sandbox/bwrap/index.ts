@@ -32,7 +32,7 @@ import { RunMeter, overloadMessage } from "../meter.js";
 type Metered = CappedResult & { cpuMs: number | null; waitMs: number | null };
 import { PACKAGE_ROOT } from "../paths.js";
 
-const BASE_UID = 61000;
+export const BASE_UID = 61000;
 
 export interface BwrapOptions {
   slots: number;
