@@ -554,7 +554,7 @@ export async function removeTree(dir: string): Promise<void> {
   });
 }
 
-export async function openBwrap(c: Pick<SandboxConfig, "rootfs" | "poolSize" | "scratchMb" | "memoryMb" | "pids"> & { warm?: boolean }): Promise<{ sandbox: BwrapSandbox | null; note: string }> {
+export async function openBwrap(c: Pick<SandboxConfig, "rootfs" | "poolSize" | "scratchMb" | "memoryMb" | "pids"> & { bwrapWarm?: boolean }): Promise<{ sandbox: BwrapSandbox | null; note: string }> {
   const bwrap = which("bwrap");
   const prlimit = which("prlimit");
   if (!bwrap || !prlimit) {
@@ -571,7 +571,7 @@ export async function openBwrap(c: Pick<SandboxConfig, "rootfs" | "poolSize" | "
   }
   if (!rootfs.python) return { sandbox: null, note: "bwrap: no image root filesystem on disk; run `npx assay sandbox build`" };
   const slots = c.poolSize;
-  const sb = new BwrapSandbox(rootfs, { slots, bwrap, prlimit, scratchMb: c.scratchMb, memoryMb: c.memoryMb, pids: c.pids, warm: c.warm });
+  const sb = new BwrapSandbox(rootfs, { slots, bwrap, prlimit, scratchMb: c.scratchMb, memoryMb: c.memoryMb, pids: c.pids, warm: c.bwrapWarm });
   const probe = await sb.run({ language: "python", code: "print(6*7)", limits: { wallMs: 10_000 } });
   if (probe.status !== "finished" || probe.stdout.trim() !== "42") {
     await sb.close();
