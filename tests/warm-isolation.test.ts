@@ -11,6 +11,8 @@ import { test, describe, after } from "node:test";
 import assert from "node:assert/strict";
 import type { Sandbox } from "../sandbox/types.js";
 import { openDockerForTests, openBwrapForTests, type Opened } from "./sandboxes.js";
+import { openDocker, dockerOptions } from "../sandbox/docker/index.js";
+import { loadConfig } from "../src/core/config.js";
 
 const LIMITS = { wallMs: 10_000, cpuMs: 5000, memoryMb: 256 };
 
@@ -132,6 +134,42 @@ print(out)
         assert.equal(again.stdout, "42\n");
       });
 
+      test("the warm interpreter has the datasets' common modules loaded, and a run still starts with a fresh random state", async () => {
+        const r = await run("import sys\nprint([m for m in ('fractions', 'decimal', 'statistics', 'heapq', 'bisect', 'random') if m not in sys.modules])");
+        assert.equal(r.status, "finished", `${r.message ?? ""} ${r.stderr}`);
+        assert.equal(r.stdout, "[]\n");
+      });
+
+      test("python-sci: the preloaded numpy is loaded and draws fresh random numbers in every run", { skip: sb?.languages.includes("python-sci") ? false : "python-sci is not built" }, async () => {
+        const draws = new Set<string>();
+        for (let i = 0; i < 2; i++) {
+          const r = await sb.run({ language: "python-sci", code: "import sys\nloaded = 'numpy' in sys.modules\nimport numpy\nprint(loaded, numpy.random.random())", limits: LIMITS });
+          assert.equal(r.status, "finished", `${r.message ?? ""} ${r.stderr}`);
+          const [loaded, x] = r.stdout.trim().split(" ");
+          assert.equal(loaded, "True");
+          draws.add(x);
+        }
+        assert.equal(draws.size, 2, "two runs drew the same first numpy random number: the fork server's state is shared");
+      });
+
+      if (name === "bwrap" && process.getuid?.() === 0) test("runs are forked from a warm runner (pid 1 of the slot's namespace), with no network and no host paths", async () => {
+        const r = await run(String.raw`
+import os, socket
+print(os.getpid() != 1, os.getppid(), open("/proc/1/cmdline", "rb").read().split(b"\0")[:3])
+try:
+    socket.create_connection(("1.1.1.1", 53), timeout=2)
+    print("network")
+except OSError:
+    print("no network")
+print(os.path.exists("/work"), os.path.exists("/var/lib/assay"), os.path.exists("/home/" + str(os.getuid())))
+`);
+        assert.equal(r.status, "finished", `${r.message ?? ""} ${r.stderr}`);
+        const [pid, net, paths] = r.stdout.trim().split("\n");
+        assert.equal(pid, "True 1 [b'python3', b'-u', b'-c']");
+        assert.equal(net, "no network");
+        assert.equal(paths, "False False False");
+      });
+
       test("hostile runs score as before and the slot recovers: a loop, a memory bomb, a fork bomb, endless output", async () => {
         const loop = await run("while True: pass", { wallMs: 2000, cpuMs: 1000, memoryMb: 256 });
         assert.equal(loop.status, "time_limit");
@@ -155,29 +193,13 @@ print(out)
 await suite("docker", () => openDockerForTests(1))();
 await suite("bwrap", () => openBwrapForTests(1))();
 
-describe("bwrap warm slot: what a fresh sandbox denied, a warm one denies too", async () => {
-  const opened = process.getuid?.() === 0 ? await openBwrapForTests(1) : { sandbox: null, skip: "warm slots need root" as const };
-  const sb = opened.sandbox as Sandbox;
-  after(() => sb?.close());
-  test("runs are forked from a warm runner (pid 1 of the slot's namespace), with no network and no host paths", { skip: opened.skip }, async () => {
-    const r = await sb.run({
-      language: "python",
-      code: String.raw`
-import os, socket
-print(os.getpid() != 1, os.getppid(), open("/proc/1/cmdline", "rb").read().split(b"\0")[:3])
-try:
-    socket.create_connection(("1.1.1.1", 53), timeout=2)
-    print("network")
-except OSError:
-    print("no network")
-print(os.path.exists("/work"), os.path.exists("/var/lib/assay"), os.path.exists("/home/" + str(os.getuid())))
-`,
-      limits: LIMITS,
-    });
+describe("ASSAY_SANDBOX_PRELOAD replaces the warm interpreter's modules", async () => {
+  const c = loadConfig({ ...process.env, ASSAY_SANDBOX_PRELOAD: "wave, colorsys,not_a_module" }).sandbox;
+  const opened = await openDocker({ ...dockerOptions(c), poolSize: 1 }).then(({ sandbox, note }) => ({ sandbox, skip: sandbox ? false : note }));
+  after(() => opened.sandbox?.close());
+  test("the configured modules are loaded, the default list's are not, an unknown one is skipped", { skip: opened.skip }, async () => {
+    const r = await opened.sandbox!.run({ language: "python", code: "import sys\nprint('wave' in sys.modules, 'colorsys' in sys.modules, 'fractions' in sys.modules)", limits: LIMITS });
     assert.equal(r.status, "finished", `${r.message ?? ""} ${r.stderr}`);
-    const [pid, net, paths] = r.stdout.trim().split("\n");
-    assert.equal(pid, "True 1 [b'python3', b'-u', b'-c']");
-    assert.equal(net, "no network");
-    assert.equal(paths, "False False False");
+    assert.equal(r.stdout, "True True False\n");
   });
 });

@@ -50,6 +50,8 @@ export interface BwrapOptions {
    * false: a fresh sandbox per run (benchmarks compare the two).
    */
   warm?: boolean;
+  /** Python's warm interpreter imports these (empty: each language's own list, sandbox/languages.ts). */
+  preload?: string[];
 }
 
 /** Memory a warm slot's runner and fork server hold beside a run (MiB), added to its cgroup's limit. */
@@ -313,7 +315,7 @@ export class BwrapSandbox implements Sandbox {
     const rootfs = spec?.image && this.rootfs[spec.image];
     if (!spec || !rootfs) return sandboxError(notBuiltReason(req.language) ?? `the bwrap backend does not run ${JSON.stringify(req.language)}; it runs ${this.languages.join(", ")}`);
     const limits = limitsOf(req, { memoryMb: this.opts.memoryMb, pids: this.opts.pids });
-    const job = makeJob(req, spec, limits);
+    const job = makeJob(req, spec, limits, this.opts.preload);
     let slot: number;
     const t0 = performance.now();
     const ticket = this.ledger.enter(limits.wallMs + (job.compile?.limits.wallMs ?? 0));
@@ -554,7 +556,7 @@ export async function removeTree(dir: string): Promise<void> {
   });
 }
 
-export async function openBwrap(c: Pick<SandboxConfig, "rootfs" | "poolSize" | "scratchMb" | "memoryMb" | "pids"> & { bwrapWarm?: boolean }): Promise<{ sandbox: BwrapSandbox | null; note: string }> {
+export async function openBwrap(c: Pick<SandboxConfig, "rootfs" | "poolSize" | "scratchMb" | "memoryMb" | "pids"> & { bwrapWarm?: boolean; preload?: string[] }): Promise<{ sandbox: BwrapSandbox | null; note: string }> {
   const bwrap = which("bwrap");
   const prlimit = which("prlimit");
   if (!bwrap || !prlimit) {
@@ -571,7 +573,7 @@ export async function openBwrap(c: Pick<SandboxConfig, "rootfs" | "poolSize" | "
   }
   if (!rootfs.python) return { sandbox: null, note: "bwrap: no image root filesystem on disk; run `npx assay sandbox build`" };
   const slots = c.poolSize;
-  const sb = new BwrapSandbox(rootfs, { slots, bwrap, prlimit, scratchMb: c.scratchMb, memoryMb: c.memoryMb, pids: c.pids, warm: c.bwrapWarm });
+  const sb = new BwrapSandbox(rootfs, { slots, bwrap, prlimit, scratchMb: c.scratchMb, memoryMb: c.memoryMb, pids: c.pids, warm: c.bwrapWarm, preload: c.preload });
   const probe = await sb.run({ language: "python", code: "print(6*7)", limits: { wallMs: 10_000 } });
   if (probe.status !== "finished" || probe.stdout.trim() !== "42") {
     await sb.close();

@@ -99,7 +99,7 @@ export class DockerSandbox implements Sandbox {
     const tag = spec?.image && (this.images[spec.image] ?? (await this.recheck(spec.image)));
     if (!spec || !tag) return sandboxError(notBuiltReason(req.language) ?? `the docker backend does not run ${JSON.stringify(req.language)}; it runs ${this.languages.join(", ")}`);
     const limits = limitsOf(req, { memoryMb: this.opts.memoryMb, pids: this.opts.pids });
-    const job = makeJob(req, spec, limits);
+    const job = makeJob(req, spec, limits, this.opts.preload);
     const pool = this.pool(tag);
     const ticket = pool.ledger.enter(limits.wallMs + (job.compile?.limits.wallMs ?? 0));
     let w: Worker;

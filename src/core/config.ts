@@ -196,6 +196,7 @@ export const SETTINGS = {
     pids: int("ASSAY_SANDBOX_PIDS", 128, "each docker container's pids limit (cgroup), and the ceiling of any run's process limit on bwrap", 8),
     scratchMb: int("ASSAY_SANDBOX_SCRATCH_MB", 128, "size of the tmpfs scratch, MiB: each docker container's, and each bwrap run's (a program that fills it gets ENOSPC; nothing reaches the host's disk)", 8),
     bwrapWarm: bool("ASSAY_SANDBOX_BWRAP_WARM", true, "bwrap: warm slots, a long-lived sandbox per slot running the runner and a warm Python that forks each run (as a docker container does), for languages without a compile step; needs root and cgroups (else, or with `0`, each run is a fresh bubblewrap sandbox). Each warm slot holds ~25 MiB"),
+    preload: { ...list("ASSAY_SANDBOX_PRELOAD", "Python: modules (comma-separated) the warm interpreter imports once per container or bwrap slot, so a run that imports them finds them loaded; replaces the default list (`sandbox/languages.ts`: `math`, `collections`, `itertools`, `re`, ... and `numpy` in `python-sci`). A module the image lacks is skipped"), shown: "(each image's list)" },
     rootfs: str("ASSAY_SANDBOX_ROOTFS", "/var/lib/assay/rootfs", "where `sandbox build` keeps image root filesystems (bwrap runs over them)"),
     pull: bool("ASSAY_SANDBOX_PULL", true, "`sandbox build`: `0` skips trying the recipe's registry image and builds from Debian packages at once (CI sets it)"),
     debianMirror: str("ASSAY_DEBIAN_MIRROR", "", "Debian mirror for building images with debootstrap", "from `/etc/apt/sources.list*`"),
