@@ -203,3 +203,30 @@ describe("ASSAY_SANDBOX_PRELOAD replaces the warm interpreter's modules", async 
     assert.equal(r.stdout, "True True False\n");
   });
 });
+
+/**
+ * Compile once per item (issue 31): every test of a compiled item finds its binary, whichever
+ * container ran the compile (docker: each container's runner caches what it compiled, and a
+ * run goes to the container that has its program; bwrap: one cache for every slot).
+ */
+for (const [name, open] of [["docker", () => openDockerForTests(2)], ["bwrap", () => openBwrapForTests(2)]] as const) {
+  describe(`${name}: a compiled program's later tests reuse its binary`, async () => {
+    const opened = await open();
+    const sb = opened.sandbox as Sandbox;
+    after(() => sb?.close());
+    test("two programs compiled at once on two slots: each one's next run is not compiled again", { skip: opened.skip || (sb.languages.includes("cpp") ? false : "cpp is not built"), timeout: 300_000 }, async () => {
+      const limits = { wallMs: 10_000, cpuMs: 5000, memoryMb: 256 };
+      for (let round = 0; round < 2; round++) {
+        const src = (w: string) => `#include <cstdio>\nint main(){ puts("${w}-${round}-${Date.now()}"); }\n`;
+        const [x, y] = [src("x"), src("y")];
+        const first = await Promise.all([x, y].map((code) => sb.run({ language: "cpp", code, limits, compileWallMs: 60_000 })));
+        for (const r of first) assert.equal(r.status, "finished", `${r.message ?? ""} ${r.compile?.stderr ?? ""} ${r.stderr}`);
+        for (const code of [x, y]) {
+          const r = await sb.run({ language: "cpp", code, limits, compileWallMs: 60_000 });
+          assert.equal(r.status, "finished", `${r.message ?? ""} ${r.stderr}`);
+          assert.equal(r.compile?.wallMs, 0, `round ${round}: the program was compiled again (${r.compile?.wallMs} ms)`);
+        }
+      }
+    });
+  });
+}

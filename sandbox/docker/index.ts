@@ -104,7 +104,8 @@ export class DockerSandbox implements Sandbox {
     const ticket = pool.ledger.enter(limits.wallMs + (job.compile?.limits.wallMs ?? 0));
     let w: Worker;
     try {
-      const waiting = pool.acquire(req.signal, req.startBy);
+      const key = job.compile?.key;
+      const waiting = pool.acquire(req.signal, req.startBy, key ? (x) => x.compiled.has(key) : undefined);
       w = await (req.queued ? req.queued(waiting) : waiting);
     } catch (e) {
       ticket.end(false);
@@ -123,6 +124,10 @@ export class DockerSandbox implements Sandbox {
       });
       if (req.signal?.aborted) throw new Error("aborted");
       const r = await Promise.race([w.exec(job, budget), aborted]);
+      if (job.compile && r.compile?.status === "finished") {
+        if (w.compiled.size >= 256) w.compiled.clear(); // (bounded; a stale key costs one compile)
+        w.compiled.add(job.compile.key);
+      }
       if (r.tainted || r.status === "sandbox_error") pool.discard(w);
       else pool.release(w);
       return outcomeOf(r, job);

@@ -80,6 +80,11 @@ export class Worker {
   ready: Promise<void>;
   /** The engine it runs on (set by the pool). */
   engine?: Engine;
+  /**
+   * Compile keys of the programs this container compiled (its runner's cache holds them, unless
+   * evicted): every test of a compiled item goes where its binary is, so it is compiled once.
+   */
+  readonly compiled = new Set<string>();
 
   private constructor(readonly container: Docker.Container, private readonly stream: Duplex, demux: (s: Duplex, o: PassThrough, e: PassThrough) => void) {
     const out = new PassThrough();
