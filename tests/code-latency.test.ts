@@ -16,7 +16,6 @@ import type { RunOutcome, Sandbox } from "../sandbox/types.js";
 import { code } from "../verifiers/code/index.js";
 import { openDockerForTests, openBwrapForTests, type Opened } from "./sandboxes.js";
 import { fakeSandbox, testServices, verifyDirect } from "./helpers.js";
-import { BASE_UID } from "../sandbox/bwrap/index.js";
 
 const LIMITS = { wallMs: 10_000, cpuMs: 5000, memoryMb: 256 };
 const SOLUTION = "def add(a, b):\n    return a + b\n";
@@ -44,8 +43,7 @@ def leaks():
 
 const secret = (i: number) => (Math.random().toString(16).slice(2, 14) + i.toString(16).padStart(12, "0")).slice(0, 24);
 
-/** `runUid`: the uid a program runs as (nobody in a container; a bwrap slot's own host uid, slot 0 of one). */
-function suite(name: string, open: () => Promise<Opened>, warm: boolean, runUid: number) {
+function suite(name: string, open: () => Promise<Opened>, warm: boolean) {
   return async () => {
     const opened = await open();
     describe(`${name}: trivial items cost about a bare run, and stay isolated`, { skip: opened.skip }, () => {
@@ -56,7 +54,7 @@ function suite(name: string, open: () => Promise<Opened>, warm: boolean, runUid:
       if (warm) test("a Python run forked from the warm interpreter behaves as `python3 main.py`", async () => {
         const cases: [string, (r: RunOutcome) => void][] = [
           ["import sys, os, resource\nprint(sys.argv, __name__, __file__, sys.path[0], os.getuid(), os.getcwd(), os.environ['HOME'], resource.getrlimit(resource.RLIMIT_AS)[0] >> 20)\nprint(sys.stdin.read().strip())\nsys.stdout.write('no newline')",
-            (r) => assert.equal(r.stdout, `['main.py'] __main__ /sandbox/run/main.py /sandbox/run ${runUid} /sandbox/run /sandbox/run 256\nfrom stdin\nno newline`)],
+            (r) => assert.equal(r.stdout, "['main.py'] __main__ /sandbox/run/main.py /sandbox/run 65534 /sandbox/run /sandbox/run 256\nfrom stdin\nno newline")],
           ["def f():\n    raise ValueError('boom')\nf()", (r) => {
             assert.equal(r.exitCode, 1);
             // The program's own frames only, as a fresh interpreter prints them.
@@ -127,6 +125,6 @@ function suite(name: string, open: () => Promise<Opened>, warm: boolean, runUid:
   };
 }
 
-await suite("docker", () => openDockerForTests(1), true, 65534)();
+await suite("docker", () => openDockerForTests(1), true)();
 // bwrap's warm slots (sandbox/bwrap/warm.ts) need root; elsewhere each run is a fresh sandbox.
-await suite("bwrap", () => openBwrapForTests(1), process.getuid?.() === 0, BASE_UID)();
+await suite("bwrap", () => openBwrapForTests(1), process.getuid?.() === 0)();

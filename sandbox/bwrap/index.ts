@@ -32,7 +32,7 @@ import { RunMeter, overloadMessage } from "../meter.js";
 type Metered = CappedResult & { cpuMs: number | null; waitMs: number | null };
 import { PACKAGE_ROOT } from "../paths.js";
 
-export const BASE_UID = 61000;
+const BASE_UID = 61000;
 
 export interface BwrapOptions {
   slots: number;
@@ -394,7 +394,7 @@ export class BwrapSandbox implements Sandbox {
     try {
       const procs = cg.prepare(group, 0, this.opts.memoryMb + 64 + WARM_OVERHEAD_MB, this.opts.pids + 16);
       w = new WarmSlot({
-        bwrap: this.opts.bwrap, rootfs, image, uid: BASE_UID + slot, scratchMb: this.opts.scratchMb,
+        bwrap: this.opts.bwrap, rootfs, image, scratchMb: this.opts.scratchMb,
         seccomp: typeof this.seccomp === "string" ? null : this.seccomp, procs, cgroups: cg.binds(group),
       });
       await withTimeout(w.ready, 20_000, "its runner did not start within 20 s");
@@ -423,18 +423,18 @@ export class BwrapSandbox implements Sandbox {
       await w.kill();
     };
     try {
-      // The run's memory and processes, on top of what the runner and its fork server hold.
-      cg.prepare(group, 0, job.limits.memoryMb + 64 + WARM_OVERHEAD_MB, job.limits.pids + 16);
+      // The run's memory and processes, on top of what the runner and its fork server hold (its
+      // pids cgroup is its process limit: the run uid, 65534, is every warm slot's, as every
+      // container's, so an RLIMIT_NPROC would count other slots' runs).
+      cg.prepare(group, 0, job.limits.memoryMb + 64 + WARM_OVERHEAD_MB, job.limits.pids + 12);
     } catch {
       await retire(); // (lowering the limit below what the sandbox holds fails: start afresh)
       return undefined;
     }
-    // The slot's own uid: the process limit counts exactly this run's processes, as a fresh sandbox's does.
-    const limited: RunnerJob = { ...job, limits: { ...job.limits, nproc: job.limits.pids + 4 } };
     const ooms = cg.oomKills(group);
     const t0 = performance.now();
     try {
-      const r = await w.exec(limited, jobHardWallMs(job) + 30_000, signal);
+      const r = await w.exec(job, jobHardWallMs(job) + 30_000, signal);
       if (r.tainted || r.status === "sandbox_error") await retire();
       return outcomeOf(r, job);
     } catch (e) {

@@ -10,9 +10,11 @@
  * seccomp filter every bwrap run loads (no new namespaces, no ptrace, no mounts), and the slot's
  * own memory, pids and CPU-accounting cgroups (bound read-only at /sys/fs/cgroup, where the
  * runner reads its CPU time and OOM kills as it does in a container). Like a container's runner
- * it is root with only the capabilities it needs to drop to the run uid (the slot's own host
- * uid) and to clean up after a run; each run is a fresh child of that uid with its rlimits, wall
- * timer, scratch directory and pipes, reaped (and every process it left killed) before the next.
+ * it is root with only the capabilities it needs to drop to the run uid (65534, as in a
+ * container: the slot's pid, ipc, network and mount namespaces keep one slot's programs from
+ * another's, and its pids cgroup bounds its processes) and to clean up after a run; each run is
+ * a fresh child of that uid with its rlimits, wall timer, scratch directory and pipes, reaped
+ * (and every process it left killed) before the next.
  * No user namespace is used: a single mapped uid could not separate the runner from the
  * program. So this needs Assay to run as root (as the per-slot uids and cgroups already do);
  * without root each run is a fresh bwrap sandbox as before.
@@ -37,8 +39,6 @@ export interface WarmSpec {
   rootfs: string;
   /** Image name (a slot runs one image at a time). */
   image: string;
-  /** The host uid every run of this slot takes. */
-  uid: number;
   scratchMb: number;
   seccomp: Buffer | null;
   /** cgroup.procs files the sandbox joins before it starts. */
@@ -67,7 +67,7 @@ export function warmArgv(s: WarmSpec): string[] {
     ...cg,
     "--chdir", "/sandbox",
     "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "LANG", "C.UTF-8",
-    "--setenv", "ASSAY_SCRATCH", "/sandbox", "--setenv", "ASSAY_IN_SANDBOX", "1", "--setenv", "ASSAY_RUN_UID", String(s.uid),
+    "--setenv", "ASSAY_SCRATCH", "/sandbox", "--setenv", "ASSAY_IN_SANDBOX", "1",
     ...CAPS.flatMap((c) => ["--cap-add", c]),
     ...(s.seccomp ? ["--seccomp", "3"] : []),
     "--",

@@ -5,9 +5,7 @@
 import json, os, resource, select, shutil, signal, subprocess, sys, time
 
 SCRATCH = os.environ.get("ASSAY_SCRATCH", "/sandbox")
-# The uid every program runs as: nobody in a container; a bwrap warm slot's own host uid
-# (sandbox/bwrap/warm.ts), so each slot's process limit counts only its own run.
-RUN_UID = int(os.environ.get("ASSAY_RUN_UID") or 65534)
+RUN_UID = 65534
 IS_ROOT = os.getuid() == 0
 # Only inside a container of our own may the runner sweep every process of the run uid.
 SWEEP = IS_ROOT and os.environ.get("ASSAY_IN_SANDBOX") == "1"
