@@ -4,12 +4,14 @@
  * solution, the test and `check(entry)` as one file, `python3 file.py` in the sandbox image's
  * root filesystem, no isolation) on 2 processes, in the same run. Prints items/s of both and
  * their ratio (goal: at least 1x), each item's latency (p50/p99 of `elapsed_ms`), CPU time per
- * item on both sides (docker: the server process plus every sandbox container's cgroup; bare: the
+ * item on both sides (the server process plus the sandbox's cgroups: docker's containers, bwrap's slots; bare: the
  * reaped programs'), and where one item's time goes with no other in flight: its program run as
  * the runner timed it (the harness's two processes) and the rest (HTTP, scorer, the runner's
  * round trip and clean-up), from 40 items sent one at a time through `/reward`.
  *
- * Usage: npx tsx bench/code.ts --humaneval [--backend docker|bwrap] [--items 256] [--inflight 2] [--rounds 3]
+ * Usage: npx tsx bench/code.ts --humaneval [--backend docker,bwrap] [--items 256] [--inflight 2] [--rounds 3]
+ * (--backend: comma-separated, each in its own server in this process, every round running each
+ * in turn and then the bare programs; bwrap-cold is bwrap without warm slots, a fresh sandbox per run.)
  * (--inflight: chunks of 32 sent at once; a trainer's reward workers usually keep more than one).
  * Needs the python sandbox image (bash scripts/setup-sandbox.sh).
  */
@@ -27,7 +29,7 @@ const arg = (name: string, dflt: string) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1] : dflt;
 };
-const backend = arg("backend", "docker");
+const BACKENDS = arg("backend", "docker,bwrap");
 const N = Number(arg("items", "256"));
 const INFLIGHT = Number(arg("inflight", "2"));
 const ROUNDS = Number(arg("rounds", "3"));
@@ -97,9 +99,27 @@ function childrenCpuMs(): number {
   return ((Number(f[13]) + Number(f[14])) * 1000) / 100; // fields 16 and 17, in clock ticks (USER_HZ = 100)
 }
 
-/** CPU time of every Assay sandbox container so far, ms, and which they are (docker on cgroup v1 or v2); null elsewhere. */
-function containersCpuMs(): { ids: string; ms: number } | null {
-  if (backend !== "docker") return null;
+/**
+ * CPU time of the sandbox so far, ms, and what it was read from (it must not change within a
+ * round): docker, every Assay sandbox container's cgroup (v1 or v2); bwrap, the server's slot
+ * cgroups (every slot's fresh-sandbox runs and warm sandbox). null where unreadable.
+ */
+function sandboxCpuMs(kind: Backend["kind"]): { ids: string; ms: number } | null {
+  if (kind !== "docker") {
+    const name = `assay-bwrap-${process.pid}`;
+    for (const f of [`/sys/fs/cgroup/cpuacct/${name}/cpuacct.usage`, `/sys/fs/cgroup/cpu,cpuacct/${name}/cpuacct.usage`]) {
+      try {
+        return { ids: name, ms: Number(readFileSync(f, "utf8")) / 1e6 };
+      } catch {
+        /* next */
+      }
+    }
+    try {
+      return { ids: name, ms: Number(/usage_usec (\d+)/.exec(readFileSync(`/sys/fs/cgroup/${name}/cpu.stat`, "utf8"))![1]) / 1000 };
+    } catch {
+      return null;
+    }
+  }
   const ids = spawnSync("docker", ["ps", "-q", "--no-trunc", "--filter", "label=assay.sandbox"], { encoding: "utf8" }).stdout.split("\n").filter(Boolean);
   let ns = 0;
   for (const id of ids) {
@@ -117,72 +137,98 @@ function containersCpuMs(): { ids: string; ms: number } | null {
   return { ids: ids.sort().join(), ms: ns / 1e6 };
 }
 
-async function main() {
+/** A backend under test: docker, bwrap (warm slots), bwrap-cold (a fresh sandbox per run, ASSAY_SANDBOX_BWRAP_WARM=0). */
+interface Backend {
+  kind: "docker" | "bwrap" | "bwrap-cold";
+  url: string;
+  close: () => Promise<void>;
+}
+
+async function open(kind: Backend["kind"]): Promise<Backend> {
   // The server in this process (as the tests build it): a server started through tsx in its own
   // process did not answer within 30 s on a loaded machine. The client's share of the work (32
   // items a request) is small beside the sandbox's.
-  const config = loadConfig({ ...process.env, ASSAY_SANDBOX: backend, ASSAY_LOG_LEVEL: "warn", ASSAY_DATA_DIR: ":memory:" });
-  const runtime = await createRuntime(config, { log: pino({ level: "warn" }), only: ["code"] });
+  const env = { ...process.env, ASSAY_SANDBOX: kind === "docker" ? "docker" : "bwrap", ASSAY_SANDBOX_BWRAP_WARM: kind === "bwrap-cold" ? "0" : "1", ASSAY_LOG_LEVEL: "warn", ASSAY_DATA_DIR: ":memory:" };
+  const runtime = await createRuntime(loadConfig(env), { log: pino({ level: "warn" }), only: ["code"] });
   const http = createApp(runtime).app.listen(0, "127.0.0.1");
   await new Promise((r) => http.once("listening", r));
-  const server = { url: `http://127.0.0.1:${(http.address() as { port: number }).port}` };
-  const stop = () => http.close();
+  const url = `http://127.0.0.1:${(http.address() as { port: number }).port}`;
+  const up = Date.now();
+  await runtime.warmUp();
+  process.stderr.write(`${kind}: ready in ${Date.now() - up} ms\n`);
+  // Warm-up, not counted: every container or slot has run a program.
+  await post(url + "/reward/batch", { items: Array.from({ length: CHUNK }, (_, i) => item(N + i)) });
+  return { kind, url, close: async () => { http.close(); await runtime.close(); } };
+}
+
+/** Each item's time with no other in flight: 40 items one at a time through /reward. */
+async function oneAtATime(b: Backend): Promise<string> {
+  const single: { elapsed: number; run: number; cpu: number }[] = [];
+  for (let i = 0; i < 40; i++) {
+    const r = await post(b.url + "/reward", item(i));
+    if (r.reward !== 1) throw new Error(`${b.kind} item ${i}: ${JSON.stringify(r).slice(0, 300)}`);
+    single.push({ elapsed: r.elapsed_ms, run: r.details.tests[0].ms, cpu: r.details.tests[0].cpu_ms ?? NaN });
+  }
+  const med = (f: (x: (typeof single)[0]) => number) => pct(single.map(f).sort((a, b) => a - b), 50);
+  return `${b.kind}: one item at a time (p50 of 40): elapsed ${med((x) => x.elapsed).toFixed(1)} ms = program run ${med((x) => x.run).toFixed(1)} ms (cpu ${med((x) => x.cpu).toFixed(1)} ms) + the rest ${med((x) => x.elapsed - x.run).toFixed(1)} ms`;
+}
+
+/** One round of N items through /reward/batch, INFLIGHT chunks at once. */
+async function round(b: Backend): Promise<{ rate: number; p50: number; p99: number; cpuMs: number }> {
+  const lat: number[] = [];
+  let next = 0;
+  const cpu0 = process.cpuUsage();
+  const box0 = sandboxCpuMs(b.kind);
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: INFLIGHT }, async () => {
+    while (next < N) {
+      const from = next;
+      next += CHUNK;
+      const items = Array.from({ length: Math.min(CHUNK, N - from) }, (_, j) => item(from + j));
+      const out = await post(b.url + "/reward/batch", { items });
+      for (const r of out.results) {
+        if (r.reward !== 1) throw new Error(`${b.kind} item ${r.id}: ${JSON.stringify(r).slice(0, 300)}`);
+        lat.push(r.elapsed_ms);
+      }
+    }
+  }));
+  const rate = N / ((performance.now() - t0) / 1000);
+  const c = process.cpuUsage(cpu0);
+  const box1 = sandboxCpuMs(b.kind);
+  // NaN when a container was replaced during the round (its CPU time went with it). The
+  // server's CPU is this process's (both servers live here: the idle one's share is small).
+  const cpuMs = box0 !== null && box1 !== null && box1.ids === box0.ids ? ((c.user + c.system) / 1000 + box1.ms - box0.ms) / N : NaN;
+  lat.sort((a, b) => a - b);
+  return { rate, p50: pct(lat, 50), p99: pct(lat, 99), cpuMs };
+}
+
+async function main() {
+  const kinds = BACKENDS.split(",").map((k) => k.trim()) as Backend["kind"][];
+  for (const k of kinds) if (!["docker", "bwrap", "bwrap-cold"].includes(k)) throw new Error(`--backend: ${k}? docker, bwrap or bwrap-cold (comma-separated)`);
+  const backends: Backend[] = [];
   try {
-    const up = Date.now();
-    await runtime.warmUp();
-    process.stderr.write(`ready in ${Date.now() - up} ms\n`);
-    // Warm-up, not counted: every container or slot has run a program.
-    await post(server.url + "/reward/batch", { items: Array.from({ length: CHUNK }, (_, i) => item(N + i)) });
-
-    // One item at a time: where its time goes.
-    const single: { elapsed: number; run: number; cpu: number }[] = [];
-    for (let i = 0; i < 40; i++) {
-      const r = await post(server.url + "/reward", item(i));
-      if (r.reward !== 1) throw new Error(`item ${i}: ${JSON.stringify(r).slice(0, 300)}`);
-      single.push({ elapsed: r.elapsed_ms, run: r.details.tests[0].ms, cpu: r.details.tests[0].cpu_ms ?? NaN });
-    }
+    for (const k of kinds) backends.push(await open(k));
+    const notes: string[] = [];
+    for (const b of backends) notes.push(await oneAtATime(b));
     process.stderr.write("one at a time: done\n");
-    const med = (f: (x: (typeof single)[0]) => number) => pct(single.map(f).sort((a, b) => a - b), 50);
-
-    // Rounds, each Assay's batches then the bare run, so both see the machine's load alike.
-    const rows: (string | number)[][] = [["round", "bare items/s", "assay items/s", "assay/bare", "assay p50 / p99 ms per item", "CPU ms per item: bare / assay (server + containers)"]];
-    const ratios: number[] = [];
-    for (let round = 1; round <= ROUNDS; round++) {
-      const lat: number[] = [];
-      let next = 0;
-      const cpu0 = process.cpuUsage();
-      const box0 = containersCpuMs();
-      const t0 = performance.now();
-      await Promise.all(Array.from({ length: INFLIGHT }, async () => {
-        while (next < N) {
-          const from = next;
-          next += CHUNK;
-          const items = Array.from({ length: Math.min(CHUNK, N - from) }, (_, j) => item(from + j));
-          const out = await post(server.url + "/reward/batch", { items });
-          for (const r of out.results) {
-            if (r.reward !== 1) throw new Error(`item ${r.id}: ${JSON.stringify(r).slice(0, 300)}`);
-            lat.push(r.elapsed_ms);
-          }
-        }
-      }));
-      const rate = N / ((performance.now() - t0) / 1000);
-      const c = process.cpuUsage(cpu0);
-      const box1 = containersCpuMs();
-      // NaN when a container was replaced during the round (its CPU time went with it).
-      const assayCpu = box0 !== null && box1 !== null && box1.ids === box0.ids ? ((c.user + c.system) / 1000 + box1.ms - box0.ms) / N : NaN;
-      lat.sort((a, b) => a - b);
-      const b = await bare();
-      ratios.push(rate / b.rate);
-      rows.push([round, b.rate.toFixed(1), rate.toFixed(1), `${(rate / b.rate).toFixed(2)}x`, `${pct(lat, 50).toFixed(0)} / ${pct(lat, 99).toFixed(0)}`, `${b.cpuMs.toFixed(1)} / ${assayCpu.toFixed(1)}`]);
-      process.stderr.write(`round ${round}: bare ${b.rate.toFixed(1)}/s, assay ${rate.toFixed(1)}/s\n`);
+    // Rounds, each every backend's batches then the bare run, so all see the machine's load alike.
+    const rows: (string | number)[][] = [["round", "bare items/s", ...kinds.flatMap((k) => [`${k} items/s`, `${k}/bare`]), ...kinds.map((k) => `${k} p50 / p99 ms`), `CPU ms per item: bare / ${kinds.join(" / ")}`]];
+    const ratios: Record<string, number[]> = Object.fromEntries(kinds.map((k) => [k, []]));
+    for (let r = 1; r <= ROUNDS; r++) {
+      const got = [];
+      for (const b of backends) got.push(await round(b));
+      const bb = await bare();
+      got.forEach((g, i) => ratios[kinds[i]].push(g.rate / bb.rate));
+      rows.push([r, bb.rate.toFixed(1), ...got.flatMap((g) => [g.rate.toFixed(1), `${(g.rate / bb.rate).toFixed(2)}x`]), ...got.map((g) => `${g.p50.toFixed(0)} / ${g.p99.toFixed(0)}`), [bb.cpuMs, ...got.map((g) => g.cpuMs)].map((x) => x.toFixed(1)).join(" / ")]);
+      process.stderr.write(`round ${r}: bare ${bb.rate.toFixed(1)}/s, ${got.map((g, i) => `${kinds[i]} ${g.rate.toFixed(1)}/s`).join(", ")}\n`);
     }
-    console.log(`assay ${backend}, ${N} items a round through /reward/batch in chunks of ${CHUNK}, ${INFLIGHT} in flight; bare: python3 on 2 processes\n`);
+    console.log(`${N} items a round through /reward/batch in chunks of ${CHUNK}, ${INFLIGHT} in flight; bare: python3 on 2 processes\n`);
     console.log(table(rows));
-    console.log(`\nassay / bare, median of ${ROUNDS} rounds: ${pct([...ratios].sort((x, y) => x - y), 50).toFixed(2)}x (goal >= 1x)`);
-    console.log(`one item at a time (p50 of 40): elapsed ${med((x) => x.elapsed).toFixed(1)} ms = program run ${med((x) => x.run).toFixed(1)} ms (cpu ${med((x) => x.cpu).toFixed(1)} ms) + the rest ${med((x) => x.elapsed - x.run).toFixed(1)} ms`);
+    console.log();
+    for (const k of kinds) console.log(`${k} / bare, median of ${ROUNDS} rounds: ${pct([...ratios[k]].sort((x, y) => x - y), 50).toFixed(2)}x (goal >= 1x)`);
+    for (const n of notes) console.log(n);
   } finally {
-    stop();
-    await runtime.close();
+    for (const b of backends) await b.close();
   }
 }
 

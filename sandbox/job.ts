@@ -21,6 +21,8 @@ export interface RunnerJob {
   /** What the runtime prints when it runs out of memory (with a non-zero exit: memory_limit). */
   oom: string[];
   compile?: { argv: string[]; env: Record<string, string>; output: string; key: string; limits: JobLimits };
+  /** Python: the modules the warm interpreter imports when it starts (the first Python run of a container or slot). */
+  preload?: string[];
 }
 
 export function limitsOf(req: RunRequest, cap?: Partial<RunLimits>): RunLimits {
@@ -53,7 +55,7 @@ let seq = 0;
  * the runner writes them as UTF-8, which a lone surrogate cannot be, and the failure was once
  * the machinery's (null) instead of the program's.
  */
-export function makeJob(req: RunRequest, spec: LanguageSpec, limits: RunLimits): RunnerJob {
+export function makeJob(req: RunRequest, spec: LanguageSpec, limits: RunLimits, preload?: readonly string[]): RunnerJob {
   const code = wellFormed(req.code);
   const vars = { memoryMb: String(limits.memoryMb), heapMb: String(heapMb(limits.memoryMb)), main: spec.main?.(code) ?? "" };
   const env = (e?: Record<string, string>) => Object.fromEntries(Object.entries(e ?? {}).map(([k, v]) => [k, fill(v, vars)]));
@@ -70,6 +72,7 @@ export function makeJob(req: RunRequest, spec: LanguageSpec, limits: RunLimits):
     limits: { ...limits, addressSpaceMb: spec.addressSpaceMb ? spec.addressSpaceMb(limits.memoryMb) : limits.memoryMb, hardWallMs: hardWallMs(limits.wallMs) },
     oom: spec.oomMarkers,
   };
+  if (spec.preload) job.preload = preload?.length ? [...preload] : spec.preload;
   if (spec.compile) {
     const compileMs = req.compileWallMs ?? spec.compile.wallMs;
     const argv = spec.compile.argv.map((a) => fill(a, vars));

@@ -5,6 +5,7 @@
  */
 import { existsSync, mkdirSync, rmdirSync, writeFileSync, readFileSync, chownSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import type { CgroupBinds } from "./warm.js";
 
 /** Where a v1 host mounts the CPU accounting controller (alone, or with cpu). */
 const CPUACCT_V1 = ["/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/cpu,cpuacct"];
@@ -60,6 +61,12 @@ export class SlotCgroups {
     const procs = [...new Set([join(mem, "cgroup.procs"), join(pid, "cgroup.procs"), ...(this.dirs.cpu ? [join(this.dirs.cpu, `slot-${slot}`, "cgroup.procs")] : [])])];
     for (const p of procs) chownSync(p, uid, uid);
     return procs;
+  }
+
+  /** Where slot `slot`'s groups are (prepared first), for a warm sandbox to bind where its runner reads them. */
+  binds(slot: number): CgroupBinds {
+    if (this.kind === "v2") return { kind: "v2", dir: join(this.dirs.memory, `slot-${slot}`) };
+    return { kind: "v1", memory: join(this.dirs.memory, `slot-${slot}`), ...(this.dirs.cpu ? { cpu: join(this.dirs.cpu, `slot-${slot}`) } : {}) };
   }
 
   private all(): string[] {

@@ -21,7 +21,9 @@ import { Ledger } from "../load.js";
 import { LANGUAGES, notBuiltReason } from "../languages.js";
 import { hasPython, recipeFor, rootfsDir } from "../images.js";
 import type { SandboxConfig } from "../../src/core/config.js";
-import { limitsOf, makeJob, notStarted, NotStartedError, sandboxError, specOf, type JobLimits } from "../job.js";
+import { jobHardWallMs, limitsOf, makeJob, notStarted, NotStartedError, outcomeOf, sandboxError, specOf, type JobLimits, type RunnerJob } from "../job.js";
+import { WarmSlot } from "./warm.js";
+import { withTimeout } from "../docker/worker.js";
 import { spawnCapped, signalOfExit, type CappedResult } from "../process.js";
 import { SlotCgroups } from "./cgroups.js";
 import { RunMeter, overloadMessage } from "../meter.js";
@@ -42,7 +44,18 @@ export interface BwrapOptions {
   memoryMb: number;
   /** Ceiling of any run's process limit. */
   pids: number;
+  /**
+   * Warm slots (warm.ts): a long-lived sandbox per slot running the runner and its warm Python,
+   * for the languages without a compile step. Default: on where it can be (root and cgroups);
+   * false: a fresh sandbox per run (benchmarks compare the two).
+   */
+  warm?: boolean;
+  /** Python's warm interpreter imports these (empty: each language's own list, sandbox/languages.ts). */
+  preload?: string[];
 }
+
+/** Memory a warm slot's runner and fork server hold beside a run (MiB), added to its cgroup's limit. */
+const WARM_OVERHEAD_MB = 64;
 
 /**
  * A run's scratch: files copied into a fresh tmpfs (path inside /sandbox/run, content, mode), and
@@ -125,6 +138,12 @@ export class BwrapSandbox implements Sandbox {
   private readonly ledger: Ledger;
   /** The seccomp filter every run and compile loads, or why there is none. */
   readonly seccomp: Buffer | string;
+  /** Whether runs without a compile step go to warm slots, or why not. */
+  warm: true | string;
+  /** Each slot's warm sandbox, if started (it runs one image at a time). */
+  private readonly warmSlots: (WarmSlot | undefined)[] = [];
+  /** Warm sandboxes that failed to start in a row (three: warm slots are turned off, with the reason). */
+  private warmFailures = 0;
 
   constructor(private readonly rootfs: Record<string, string>, private readonly opts: BwrapOptions) {
     this.languages = Object.keys(LANGUAGES).filter((l) => rootfs[LANGUAGES[l].image ?? ""]);
@@ -136,11 +155,22 @@ export class BwrapSandbox implements Sandbox {
     mkdirSync(join(this.base, "cache"), { mode: 0o700 }); // compiled binaries: never readable by a run
     this.cgroups = SlotCgroups.open();
     this.seccomp = seccompFilter(this.base);
+    this.warm = opts.warm === false ? "turned off" : !this.root ? "not root (a warm slot's runner must be root to drop to the run uid)" : typeof this.cgroups === "string" ? `no per-slot cgroups (${this.cgroups})` : true;
+  }
+
+  /** The image a free slot's warm sandbox runs (a run prefers a slot already warm for its image). */
+  private pick(image?: string): number | undefined {
+    if (image !== undefined && this.warm === true) {
+      let i = this.free.findIndex((s) => this.warmSlots[s]?.spec.image === image && !this.warmSlots[s]?.dead);
+      if (i < 0) i = this.free.findIndex((s) => !this.warmSlots[s]);
+      if (i >= 0) return this.free.splice(i, 1)[0];
+    }
+    return this.free.pop();
   }
 
   /** A free slot, or a wait for one; past `startBy` (epoch ms) the wait ends in NotStartedError. */
-  private acquire(startBy?: number): Promise<number> {
-    const s = this.free.pop();
+  private acquire(startBy?: number, image?: string): Promise<number> {
+    const s = this.pick(image);
     if (s !== undefined) return Promise.resolve(s);
     if (startBy !== undefined && startBy <= Date.now()) return Promise.reject(new NotStartedError("no sandbox slot came free in time"));
     return new Promise((res, rej) => {
@@ -285,12 +315,12 @@ export class BwrapSandbox implements Sandbox {
     const rootfs = spec?.image && this.rootfs[spec.image];
     if (!spec || !rootfs) return sandboxError(notBuiltReason(req.language) ?? `the bwrap backend does not run ${JSON.stringify(req.language)}; it runs ${this.languages.join(", ")}`);
     const limits = limitsOf(req, { memoryMb: this.opts.memoryMb, pids: this.opts.pids });
-    const job = makeJob(req, spec, limits);
+    const job = makeJob(req, spec, limits, this.opts.preload);
     let slot: number;
     const t0 = performance.now();
     const ticket = this.ledger.enter(limits.wallMs + (job.compile?.limits.wallMs ?? 0));
     try {
-      const waiting = this.acquire(req.startBy);
+      const waiting = this.acquire(req.startBy, !job.compile ? spec.image : undefined);
       slot = await (req.queued ? req.queued(waiting) : waiting);
     } catch (e) {
       ticket.end(false);
@@ -299,6 +329,10 @@ export class BwrapSandbox implements Sandbox {
     ticket.start();
     let dir = "";
     try {
+      if (!job.compile && this.warm === true) {
+        const out = await this.runWarm(slot, spec.image!, rootfs, job, req.signal);
+        if (out) return out;
+      }
       const files: RunFiles = { files: Object.entries(job.files).map(([name, data]) => ({ name, data, mode: 0o644 })), binds: [] };
       let compile: RunOutcome["compile"];
       if (job.compile) {
@@ -341,6 +375,76 @@ export class BwrapSandbox implements Sandbox {
       ticket.end();
       this.release(slot);
       if (dir) void removeTree(dir);
+    }
+  }
+
+  /**
+   * The slot's warm sandbox for `image`: the one it has, or a new one (a slot's sandbox for
+   * another image is ended first). Undefined when one cannot be started (the run then takes a
+   * fresh sandbox); after three such failures in a row warm slots are turned off, with the reason.
+   */
+  private async warmSlot(slot: number, image: string, rootfs: string): Promise<WarmSlot | undefined> {
+    const had = this.warmSlots[slot];
+    if (had && !had.dead && had.spec.image === image) return had;
+    this.warmSlots[slot] = undefined;
+    if (had) await had.kill();
+    const cg = this.cgroups as SlotCgroups;
+    const group = this.opts.slots + slot; // its own groups, apart from the slot's fresh-sandbox runs
+    let w: WarmSlot | undefined;
+    try {
+      const procs = cg.prepare(group, 0, this.opts.memoryMb + 64 + WARM_OVERHEAD_MB, this.opts.pids + 16);
+      w = new WarmSlot({
+        bwrap: this.opts.bwrap, rootfs, image, scratchMb: this.opts.scratchMb,
+        seccomp: typeof this.seccomp === "string" ? null : this.seccomp, procs, cgroups: cg.binds(group),
+      });
+      await withTimeout(w.ready, 20_000, "its runner did not start within 20 s");
+    } catch (e) {
+      await w?.kill();
+      if (++this.warmFailures >= 3) this.warm = `warm slots failed to start 3 times in a row (${(e as Error).message}); every run takes a fresh sandbox`;
+      return undefined;
+    }
+    this.warmFailures = 0;
+    this.warmSlots[slot] = w;
+    return w;
+  }
+
+  /**
+   * One run on the slot's warm sandbox, as a Docker container runs it (the same runner). A run
+   * that leaves the runner's sandbox suspect (timed out, out of memory, SIGKILLed, processes
+   * left) ends it: the slot's next run starts a fresh one. Undefined: no warm sandbox could start.
+   */
+  private async runWarm(slot: number, image: string, rootfs: string, job: RunnerJob, signal?: AbortSignal): Promise<RunOutcome | undefined> {
+    const w = await this.warmSlot(slot, image, rootfs);
+    if (!w) return undefined;
+    const cg = this.cgroups as SlotCgroups;
+    const group = this.opts.slots + slot;
+    const retire = async () => {
+      if (this.warmSlots[slot] === w) this.warmSlots[slot] = undefined;
+      await w.kill();
+    };
+    try {
+      // The run's memory and processes, on top of what the runner and its fork server hold (its
+      // pids cgroup is its process limit: the run uid, 65534, is every warm slot's, as every
+      // container's, so an RLIMIT_NPROC would count other slots' runs).
+      cg.prepare(group, 0, job.limits.memoryMb + 64 + WARM_OVERHEAD_MB, job.limits.pids + 12);
+    } catch {
+      await retire(); // (lowering the limit below what the sandbox holds fails: start afresh)
+      return undefined;
+    }
+    const ooms = cg.oomKills(group);
+    const t0 = performance.now();
+    try {
+      const r = await w.exec(job, jobHardWallMs(job) + 30_000, signal);
+      if (r.tainted || r.status === "sandbox_error") await retire();
+      return outcomeOf(r, job);
+    } catch (e) {
+      await retire();
+      if (signal?.aborted) return sandboxError("aborted", performance.now() - t0);
+      // The cgroup's OOM killer took the runner with the program: the program's memory use.
+      if (cg.oomKills(group) > ooms) {
+        return { status: "memory_limit", exitCode: null, signal: "SIGKILL", stdout: "", stderr: "", truncated: false, wallMs: performance.now() - t0, cpuMs: null, message: "the program's memory use took down its sandbox" };
+      }
+      return sandboxError(`warm bwrap sandbox failed: ${(e as Error).message}`, performance.now() - t0);
     }
   }
 
@@ -416,8 +520,10 @@ export class BwrapSandbox implements Sandbox {
   }
 
   async close(): Promise<void> {
+    await Promise.all(this.warmSlots.map((w) => w?.kill()));
+    this.warmSlots.length = 0;
     await removeTree(this.base);
-    if (typeof this.cgroups !== "string") this.cgroups.close(this.opts.slots);
+    if (typeof this.cgroups !== "string") this.cgroups.close(2 * this.opts.slots);
   }
 }
 
@@ -450,7 +556,7 @@ export async function removeTree(dir: string): Promise<void> {
   });
 }
 
-export async function openBwrap(c: Pick<SandboxConfig, "rootfs" | "poolSize" | "scratchMb" | "memoryMb" | "pids">): Promise<{ sandbox: BwrapSandbox | null; note: string }> {
+export async function openBwrap(c: Pick<SandboxConfig, "rootfs" | "poolSize" | "scratchMb" | "memoryMb" | "pids"> & { bwrapWarm?: boolean; preload?: string[] }): Promise<{ sandbox: BwrapSandbox | null; note: string }> {
   const bwrap = which("bwrap");
   const prlimit = which("prlimit");
   if (!bwrap || !prlimit) {
@@ -467,13 +573,14 @@ export async function openBwrap(c: Pick<SandboxConfig, "rootfs" | "poolSize" | "
   }
   if (!rootfs.python) return { sandbox: null, note: "bwrap: no image root filesystem on disk; run `npx assay sandbox build`" };
   const slots = c.poolSize;
-  const sb = new BwrapSandbox(rootfs, { slots, bwrap, prlimit, scratchMb: c.scratchMb, memoryMb: c.memoryMb, pids: c.pids });
+  const sb = new BwrapSandbox(rootfs, { slots, bwrap, prlimit, scratchMb: c.scratchMb, memoryMb: c.memoryMb, pids: c.pids, warm: c.bwrapWarm, preload: c.preload });
   const probe = await sb.run({ language: "python", code: "print(6*7)", limits: { wallMs: 10_000 } });
   if (probe.status !== "finished" || probe.stdout.trim() !== "42") {
     await sb.close();
     return { sandbox: null, note: `bwrap is installed but cannot run a sandbox here (${probe.message ?? probe.stderr.trim().slice(0, 200)}); user namespaces may be disabled` };
   }
   const limits = typeof sb.cgroups === "string" ? `rlimits per run (no per-run cgroup: ${sb.cgroups})` : "memory and pids cgroups plus rlimits per run";
+  const warm = sb.warm === true ? ", warm slots (a runner and warm Python per slot)" : `; a fresh sandbox per run (no warm slots: ${sb.warm})`;
   const filter = typeof sb.seccomp === "string" ? `; ${sb.seccomp}` : ", seccomp filter";
-  return { sandbox: sb, note: `bwrap: ${slots} slots over ${Object.values(rootfs).join(", ")}, no network, ${limits}${filter}` };
+  return { sandbox: sb, note: `bwrap: ${slots} slots over ${Object.values(rootfs).join(", ")}, no network, ${limits}${filter}${warm}` };
 }

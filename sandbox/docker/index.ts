@@ -99,12 +99,13 @@ export class DockerSandbox implements Sandbox {
     const tag = spec?.image && (this.images[spec.image] ?? (await this.recheck(spec.image)));
     if (!spec || !tag) return sandboxError(notBuiltReason(req.language) ?? `the docker backend does not run ${JSON.stringify(req.language)}; it runs ${this.languages.join(", ")}`);
     const limits = limitsOf(req, { memoryMb: this.opts.memoryMb, pids: this.opts.pids });
-    const job = makeJob(req, spec, limits);
+    const job = makeJob(req, spec, limits, this.opts.preload);
     const pool = this.pool(tag);
     const ticket = pool.ledger.enter(limits.wallMs + (job.compile?.limits.wallMs ?? 0));
     let w: Worker;
     try {
-      const waiting = pool.acquire(req.signal, req.startBy);
+      const key = job.compile?.key;
+      const waiting = pool.acquire(req.signal, req.startBy, key ? (x) => x.compiled.has(key) : undefined);
       w = await (req.queued ? req.queued(waiting) : waiting);
     } catch (e) {
       ticket.end(false);
@@ -123,6 +124,10 @@ export class DockerSandbox implements Sandbox {
       });
       if (req.signal?.aborted) throw new Error("aborted");
       const r = await Promise.race([w.exec(job, budget), aborted]);
+      if (job.compile && r.compile?.status === "finished") {
+        if (w.compiled.size >= 256) w.compiled.clear(); // (bounded; a stale key costs one compile)
+        w.compiled.add(job.compile.key);
+      }
       if (r.tainted || r.status === "sandbox_error") pool.discard(w);
       else pool.release(w);
       return outcomeOf(r, job);

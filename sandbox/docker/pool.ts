@@ -81,9 +81,13 @@ export class Pool {
   /**
    * A warm container, or a wait for one. `startBy` (epoch ms): give up waiting then with a
    * NotStartedError (the caller's budget would be spent before its program could run).
+   * `prefer`: an idle container it picks is taken before the others.
    */
-  acquire(signal?: AbortSignal, startBy?: number): Promise<Worker> {
-    let w = this.idle.pop();
+  acquire(signal?: AbortSignal, startBy?: number, prefer?: (w: Worker) => boolean): Promise<Worker> {
+    // An idle container `prefer` picks first (the one that compiled this program: its cache has it).
+    let i = -1;
+    if (prefer) for (let j = this.idle.length - 1; j >= 0 && i < 0; j--) if (!this.idle[j].dead && prefer(this.idle[j])) i = j;
+    let w = i >= 0 ? this.idle.splice(i, 1)[0] : this.idle.pop();
     while (w?.dead) {
       this.discard(w); // its container ended while idle (its engine died, say)
       w = this.idle.pop();

@@ -25,6 +25,8 @@ export interface DockerOptions {
   hosts: string[];
   /** Directory of ca.pem, cert.pem, key.pem for tcp:// engines over TLS. */
   certPath?: string;
+  /** Python's warm interpreter imports these (empty: each language's own list, sandbox/languages.ts). */
+  preload?: string[];
   /** The tag a recipe's image has (default: images.ts's imageTag). Tests point it at tags of their own. */
   tagOf?: (r: Recipe) => string;
 }
@@ -38,6 +40,7 @@ export function dockerOptions(c: SandboxConfig): DockerOptions {
     scratchMb: c.scratchMb,
     hosts: c.dockerHosts.length ? c.dockerHosts : c.dockerHost ? [c.dockerHost] : [],
     certPath: c.dockerCertPath || undefined,
+    preload: c.preload,
   };
 }
 
@@ -77,6 +80,11 @@ export class Worker {
   ready: Promise<void>;
   /** The engine it runs on (set by the pool). */
   engine?: Engine;
+  /**
+   * Compile keys of the programs this container compiled (its runner's cache holds them, unless
+   * evicted): every test of a compiled item goes where its binary is, so it is compiled once.
+   */
+  readonly compiled = new Set<string>();
 
   private constructor(readonly container: Docker.Container, private readonly stream: Duplex, demux: (s: Duplex, o: PassThrough, e: PassThrough) => void) {
     const out = new PassThrough();

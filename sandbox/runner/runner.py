@@ -367,7 +367,15 @@ OOM_MARKERS = ["MemoryError", "std::bad_alloc"]
 ZYGOTE = r"""
 import ast, io, json, os, resource, signal, socket, subprocess, sys, ctypes, threading, atexit
 sock = socket.socket(fileno=int(sys.argv[1]))
+PRELOAD = [m for m in sys.argv[2].split(",") if m] if len(sys.argv) > 2 else []
 del sys.argv[1:]
+# The configured modules (ASSAY_SANDBOX_PRELOAD, or the language's list), imported once here so
+# a run that imports them finds them loaded. One the image lacks (numpy in the lean image) is skipped.
+for _m in PRELOAD:
+    try:
+        __import__(_m)
+    except BaseException:
+        pass
 sock.send(b"ready")
 def serve():
     while True:
@@ -466,6 +474,15 @@ def setup(req, fds):
     sys.stdout = sys.__stdout__ = stream(1, "w", "surrogateescape", False)
     sys.stderr = sys.__stderr__ = stream(2, "w", "backslashreplace", True)
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    # A fresh random state per run, as a fresh interpreter has: the preloaded numpy was seeded
+    # once, in the fork server, and every run would draw the same numbers (the random module
+    # reseeds itself in a forked child: os.register_at_fork).
+    np = sys.modules.get("numpy")
+    if np is not None:
+        try:
+            np.random.seed()
+        except BaseException:
+            pass
 
 def run(req):
     path = os.path.join(req["cwd"], req["script"])
@@ -531,7 +548,7 @@ class Zygote:
         self.pid = None
         self.tried = False
 
-    def start(self):
+    def start(self, preload=(), extra_env=None):
         """Started on the first Python run, so a container of another language's image holds no
         idle interpreter against its memory limit. It is exec'd, so it inherits nothing of the
         runner's memory (the jobs it has read)."""
@@ -561,12 +578,13 @@ class Zygote:
                     os.closerange(3, keep)
                     os.closerange(keep + 1, 65536)
                     os.chdir(SCRATCH)
-                    os.execve(exe, [exe, "-c", ZYGOTE, str(keep)], ENV)
+                    mods = ",".join(m for m in preload if isinstance(m, str) and all(p.isidentifier() for p in m.split(".")))
+                    os.execve(exe, [exe, "-c", ZYGOTE, str(keep), mods], dict(ENV, **(extra_env or {})))
                 finally:
                     os._exit(127)
             theirs.close()
             # Up before the run that started it is timed: its start is no run's CPU time.
-            mine.settimeout(10)
+            mine.settimeout(30)  # (its preloaded modules: numpy takes seconds on a loaded host)
             if mine.recv(16) != b"ready":
                 raise OSError("the fork server did not start")
             mine.settimeout(None)
@@ -605,7 +623,7 @@ class Zygote:
 ZYG = Zygote()
 
 
-def spawn(argv, cwd, stdin, lim, extra_env=None, oom=None, warm=False):
+def spawn(argv, cwd, stdin, lim, extra_env=None, oom=None, warm=False, preload=()):
     """Runs argv once under limits; returns the outcome dict (no files, no compile). The
     address-space rlimit is lim["addressSpaceMb"] when given (0: none, for VMs that reserve far
     more than they use; the container's cgroup still caps real memory), else lim["memoryMb"]."""
@@ -619,7 +637,7 @@ def spawn(argv, cwd, stdin, lim, extra_env=None, oom=None, warm=False):
     hard = max(wall, lim.get("hardWallMs", lim["wallMs"]) / 1000.0)
     cpu_cap_ns = int(lim["cpuMs"]) * 1_000_000
     if argv == ["python3", "main.py"] and warm:
-        ZYG.start()
+        ZYG.start(preload, extra_env)
     r_in, w_in = os.pipe()
     r_out, w_out = os.pipe()
     r_err, w_err = os.pipe()
@@ -872,7 +890,7 @@ def handle(job):
                                    "stdout": "", "stderr": c["stderr"], "truncated": c["truncated"],
                                    "wallMs": 0, "cpuMs": 0})
                     return result
-        r = spawn(argv, work, job.get("stdin") or "", job["limits"], job.get("env"), job.get("oom"), warm=not comp)
+        r = spawn(argv, work, job.get("stdin") or "", job["limits"], job.get("env"), job.get("oom"), warm=not comp, preload=job.get("preload") or ())
         tainted = result.get("tainted", False)
         result.update(r)
         if kill_leftovers():

@@ -1,0 +1,232 @@
+/**
+ * A warm slot keeps nothing of one run for the next (issue 31's list): a run forked from the
+ * warm interpreter on a Docker container or a bwrap warm slot (sandbox/bwrap/warm.ts) that
+ * pollutes everything it can reach (a patched builtin, a monkey-patched module, sys.modules,
+ * files in scratch, /tmp and /dev/shm, the environment, the random state, a file descriptor, a
+ * signal handler, a System V shared memory segment, a child process) is followed, on the same
+ * one-slot sandbox, by a run that sees none of it. Plus what a warm bwrap slot must still
+ * deny a program: the runner (its pid 1) out of reach, no network, no host paths, its limits.
+ */
+import { test, describe, after } from "node:test";
+import assert from "node:assert/strict";
+import type { Sandbox } from "../sandbox/types.js";
+import { openDockerForTests, openBwrapForTests, type Opened } from "./sandboxes.js";
+import { openDocker, dockerOptions } from "../sandbox/docker/index.js";
+import { loadConfig } from "../src/core/config.js";
+
+const LIMITS = { wallMs: 10_000, cpuMs: 5000, memoryMb: 256 };
+
+const POLLUTE = String.raw`
+import os, sys, json, random, signal, builtins, ctypes
+builtins.LEAKED = "builtin"
+builtins.len = lambda x: -1
+json.dumps = lambda *a, **k: "patched"
+sys.modules["leaked_module"] = type(sys)("leaked_module")
+os.environ["LEAKED"] = "env"
+random.seed(1234)
+signal.signal(signal.SIGUSR1, lambda *a: None)
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+open("/sandbox/run/leaked.txt", "w").write("x")
+for p in ("/tmp/leaked.txt", "/dev/shm/leaked.txt", "/sandbox/leaked.txt"):
+    try:
+        open(p, "w").write("x")
+    except OSError:
+        pass
+fd = os.open("/sandbox/run/leaked.txt", os.O_RDONLY)
+os.dup2(fd, 77)
+os.set_inheritable(77, True)
+libc = ctypes.CDLL(None)
+libc.shmget(0x1234, 1 << 20, 0o1666)
+print("polluted", random.random())
+`;
+
+const PROBE = String.raw`
+import os, sys, json, random, signal, builtins, subprocess
+def fd_open(n):
+    try:
+        os.fstat(n)
+        return True
+    except OSError:
+        return False
+others = [p for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid() and os.stat("/proc/" + p).st_uid == os.getuid()]
+shm = open("/proc/sysvipc/shm").read().splitlines()[1:] if os.path.exists("/proc/sysvipc/shm") else []
+print(json.dumps({
+    "builtin": hasattr(builtins, "LEAKED"), "len": len([1, 2]), "json": json.dumps(1),
+    "module": "leaked_module" in sys.modules, "env": "LEAKED" in os.environ,
+    "usr1": signal.getsignal(signal.SIGUSR1) == signal.SIG_DFL, "term": signal.getsignal(signal.SIGTERM) == signal.SIG_DFL,
+    "files": sorted(os.listdir("/sandbox/run")), "tmp": os.path.exists("/tmp/leaked.txt"),
+    "shm_files": os.path.exists("/dev/shm/leaked.txt"), "sandbox": os.path.exists("/sandbox/leaked.txt"),
+    "fd77": fd_open(77), "shm": len(shm), "others": others, "random": random.random(),
+}))
+`;
+
+const CLEAN = {
+  builtin: false, len: 2, json: "1", module: false, env: false, usr1: true, term: true, files: ["main.py"], tmp: false,
+  shm_files: false, sandbox: false, fd77: false, shm: 0, others: [],
+};
+
+function suite(name: string, open: () => Promise<Opened>) {
+  return async () => {
+    const opened = await open();
+    describe(`${name}: a warm slot keeps nothing of one run for the next`, { skip: opened.skip }, () => {
+      const sb = opened.sandbox as Sandbox;
+      after(() => sb?.close());
+      const run = (code: string, limits = LIMITS) => sb.run({ language: "python", code, limits });
+
+      test("a polluting run is followed by a clean one on the same slot, with a fresh random state", async () => {
+        const randoms = new Set<number>();
+        for (let round = 0; round < 2; round++) {
+          const p = await run(POLLUTE);
+          assert.equal(p.status, "finished", `${p.message ?? ""} ${p.stderr}`);
+          assert.match(p.stdout, /^polluted /);
+          const r = await run(PROBE);
+          assert.equal(r.status, "finished", `${r.message ?? ""} ${r.stderr}`);
+          const seen = JSON.parse(r.stdout);
+          randoms.add(seen.random);
+          delete seen.random;
+          assert.deepEqual(seen, CLEAN);
+        }
+        assert.equal(randoms.size, 2, "two runs drew the same first random number: the random state is shared");
+      });
+
+      test("a child process left running is gone before the next run, and the slot still serves", async () => {
+        const p = await run("import subprocess\nsubprocess.Popen(['sleep', '60'])\nprint('left')");
+        assert.equal(p.status, "finished", p.stderr);
+        const r = await run(PROBE);
+        assert.equal(r.status, "finished", `${r.message ?? ""} ${r.stderr}`);
+        assert.deepEqual(JSON.parse(r.stdout).others, []);
+      });
+
+      test("the runner is out of the program's reach: no signal, no ptrace, no memory, no job files", async () => {
+        const r = await run(String.raw`
+import os, signal, ctypes
+out = []
+for pid in [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]:
+    try:
+        os.kill(pid, signal.SIGKILL)
+        out.append("killed %d" % pid)
+    except PermissionError:
+        pass
+    try:
+        open("/proc/%d/mem" % pid, "rb").read(1)
+        out.append("read mem %d" % pid)
+    except OSError:
+        pass
+    try:
+        os.listdir("/proc/%d/fd" % pid)
+        out.append("fds %d" % pid)
+    except OSError:
+        pass
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.ptrace(16, 1, 0, 0) == 0:
+    out.append("ptrace")
+for p in ("/sandbox/cache", "/root"):
+    try:
+        os.listdir(p)
+        out.append("listed " + p)
+    except OSError:
+        pass
+print(out)
+`);
+        assert.equal(r.status, "finished", `${r.message ?? ""} ${r.stderr}`);
+        assert.equal(r.stdout.trim(), "[]");
+        const again = await run("print(6*7)");
+        assert.equal(again.stdout, "42\n");
+      });
+
+      test("the warm interpreter has the datasets' common modules loaded, and a run still starts with a fresh random state", async () => {
+        const r = await run("import sys\nprint([m for m in ('fractions', 'decimal', 'statistics', 'heapq', 'bisect', 'random') if m not in sys.modules])");
+        assert.equal(r.status, "finished", `${r.message ?? ""} ${r.stderr}`);
+        assert.equal(r.stdout, "[]\n");
+      });
+
+      test("python-sci: the preloaded numpy is loaded and draws fresh random numbers in every run", { skip: sb?.languages.includes("python-sci") ? false : "python-sci is not built" }, async () => {
+        const draws = new Set<string>();
+        for (let i = 0; i < 2; i++) {
+          const r = await sb.run({ language: "python-sci", code: "import sys\nloaded = 'numpy' in sys.modules\nimport numpy\nprint(loaded, numpy.random.random())", limits: LIMITS });
+          assert.equal(r.status, "finished", `${r.message ?? ""} ${r.stderr}`);
+          const [loaded, x] = r.stdout.trim().split(" ");
+          assert.equal(loaded, "True");
+          draws.add(x);
+        }
+        assert.equal(draws.size, 2, "two runs drew the same first numpy random number: the fork server's state is shared");
+      });
+
+      if (name === "bwrap" && process.getuid?.() === 0) test("runs are forked from a warm runner (pid 1 of the slot's namespace), with no network and no host paths", async () => {
+        const r = await run(String.raw`
+import os, socket
+print(os.getpid() != 1, os.getppid(), open("/proc/1/cmdline", "rb").read().split(b"\0")[:3])
+try:
+    socket.create_connection(("1.1.1.1", 53), timeout=2)
+    print("network")
+except OSError:
+    print("no network")
+print(os.path.exists("/work"), os.path.exists("/var/lib/assay"), os.path.exists("/home/" + str(os.getuid())))
+`);
+        assert.equal(r.status, "finished", `${r.message ?? ""} ${r.stderr}`);
+        const [pid, net, paths] = r.stdout.trim().split("\n");
+        assert.equal(pid, "True 1 [b'python3', b'-u', b'-c']");
+        assert.equal(net, "no network");
+        assert.equal(paths, "False False False");
+      });
+
+      test("hostile runs score as before and the slot recovers: a loop, a memory bomb, a fork bomb, endless output", async () => {
+        const loop = await run("while True: pass", { wallMs: 2000, cpuMs: 1000, memoryMb: 256 });
+        assert.equal(loop.status, "time_limit");
+        const mem = await run("x = []\nwhile True:\n    x.append(bytearray(1 << 24))", { wallMs: 10_000, cpuMs: 5000, memoryMb: 128 });
+        assert.equal(mem.status, "memory_limit", `${mem.message ?? ""} ${mem.stderr.slice(-200)}`);
+        const bomb = await run("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass", { wallMs: 3000, cpuMs: 2000, memoryMb: 256 });
+        assert.notEqual(bomb.status, "sandbox_error", bomb.message);
+        assert.notEqual(bomb.status, "finished");
+        const out = await run("while True: print('x' * 1000)");
+        assert.equal(out.status, "output_limit");
+        const after = await run(PROBE);
+        assert.equal(after.status, "finished", `${after.message ?? ""} ${after.stderr}`);
+        const seen = JSON.parse(after.stdout);
+        delete seen.random;
+        assert.deepEqual(seen, CLEAN);
+      });
+    });
+  };
+}
+
+await suite("docker", () => openDockerForTests(1))();
+await suite("bwrap", () => openBwrapForTests(1))();
+
+describe("ASSAY_SANDBOX_PRELOAD replaces the warm interpreter's modules", async () => {
+  const c = loadConfig({ ...process.env, ASSAY_SANDBOX_PRELOAD: "wave, colorsys,not_a_module" }).sandbox;
+  const opened = await openDocker({ ...dockerOptions(c), poolSize: 1 }).then(({ sandbox, note }) => ({ sandbox, skip: sandbox ? false : note }));
+  after(() => opened.sandbox?.close());
+  test("the configured modules are loaded, the default list's are not, an unknown one is skipped", { skip: opened.skip }, async () => {
+    const r = await opened.sandbox!.run({ language: "python", code: "import sys\nprint('wave' in sys.modules, 'colorsys' in sys.modules, 'fractions' in sys.modules)", limits: LIMITS });
+    assert.equal(r.status, "finished", `${r.message ?? ""} ${r.stderr}`);
+    assert.equal(r.stdout, "True True False\n");
+  });
+});
+
+/**
+ * Compile once per item (issue 31): every test of a compiled item finds its binary, whichever
+ * container ran the compile (docker: each container's runner caches what it compiled, and a
+ * run goes to the container that has its program; bwrap: one cache for every slot).
+ */
+for (const [name, open] of [["docker", () => openDockerForTests(2)], ["bwrap", () => openBwrapForTests(2)]] as const) {
+  describe(`${name}: a compiled program's later tests reuse its binary`, async () => {
+    const opened = await open();
+    const sb = opened.sandbox as Sandbox;
+    after(() => sb?.close());
+    test("two programs compiled at once on two slots: each one's next run is not compiled again", { skip: opened.skip || (sb.languages.includes("cpp") ? false : "cpp is not built"), timeout: 300_000 }, async () => {
+      const limits = { wallMs: 10_000, cpuMs: 5000, memoryMb: 256 };
+      for (let round = 0; round < 2; round++) {
+        const src = (w: string) => `#include <cstdio>\nint main(){ puts("${w}-${round}-${Date.now()}"); }\n`;
+        const [x, y] = [src("x"), src("y")];
+        const first = await Promise.all([x, y].map((code) => sb.run({ language: "cpp", code, limits, compileWallMs: 60_000 })));
+        for (const r of first) assert.equal(r.status, "finished", `${r.message ?? ""} ${r.compile?.stderr ?? ""} ${r.stderr}`);
+        for (const code of [x, y]) {
+          const r = await sb.run({ language: "cpp", code, limits, compileWallMs: 60_000 });
+          assert.equal(r.status, "finished", `${r.message ?? ""} ${r.stderr}`);
+          assert.equal(r.compile?.wallMs, 0, `round ${round}: the program was compiled again (${r.compile?.wallMs} ms)`);
+        }
+      }
+    });
+  });
+}
