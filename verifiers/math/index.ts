@@ -55,7 +55,7 @@ export const math = defineVerifier({
     // graded here, in ~20 µs, bounded by its length cap; everything else goes to a worker.
     const quick = quickGrade(item.response, item.reference, item.options);
     if (quick) return maybeAppeal(item, quick, ctx);
-    const p = await getPool(ctx.services);
+    const p = pool ?? (await getPool(ctx.services));
     // The item's clock stops while it waits (for a worker, behind other items of its chunk, for a
     // replacement worker still loading): the wait is the pool's, not the item's. Its budget is
     // what is left of the deadline now, held by the pool's watchdog to the item's own time in its

@@ -9,7 +9,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import type { Server } from "node:http";
 import { testApp } from "../../tests/helpers.js";
-import { BUSY_MARKER, SPIN_MARKER } from "./worker.js";
+import { BUSY_MARKER, CRASH_MARKER, SPIN_MARKER } from "./worker.js";
 import { DeadlineExceeded, MathPool } from "./pool.js";
 import { resolveOptions } from "./options.js";
 import { math, mathPoolStats } from "./index.js";
@@ -225,6 +225,24 @@ test("killing an item that waits behind others of its chunk leaves its thread al
     await assert.rejects(second.done, /gone/);
     assert.equal(((await first.done).result as { reward: number }).reward, 1);
     assert.deepEqual(pool.stats.threadIds, ids);
+  } finally {
+    await pool.close();
+  }
+});
+
+test("a thread that dies under a chunk: its items are graded again one by one, and only the culprit fails", async () => {
+  const pool = new MathPool(1, { testHooks: true });
+  try {
+    await pool.ready(120_000);
+    const task = (i: number) => ({ response: `\\boxed{${i}}`, reference: String(i), options: {} });
+    const jobs = [pool.submit(task(1)), pool.submit({ response: CRASH_MARKER, reference: "1", options: {} }), pool.submit(task(2)), pool.submit(task(3))];
+    const settled = await Promise.allSettled(jobs.map((j) => j.done));
+    assert.equal(settled[1].status, "rejected");
+    assert.deepEqual(settled.filter((_, i) => i !== 1).map((r) => r.status === "fulfilled" && "reward" in r.value.result && r.value.result.reward), [1, 1, 1]);
+    assert.equal(pool.stats.resent, 4, "the whole chunk was sent again, each item alone");
+    // the pool goes on: a later batch is chunked again
+    const later = await Promise.all([4, 5].map((i) => pool.run(task(i))));
+    assert.deepEqual(later.map((r) => "reward" in r && r.reward), [1, 1]);
   } finally {
     await pool.close();
   }

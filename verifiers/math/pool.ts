@@ -3,8 +3,8 @@
  *
  * Items are sent in chunks, not one task each: items submitted in the same turn of the event
  * loop (a batch) wait in a queue here, and whenever a thread is free it gets the next
- * `ceil(queued / threads)` of them (at most MAX_CHUNK) as one task, one JSON string out and one
- * back. A thread holds one chunk at a time, so the queue (and the chunk size) follows the load:
+ * `ceil(queued / threads)` of them (at most MAX_CHUNK) as one task, its results back in one
+ * message (a JSON string: see worker.ts). A thread holds one chunk at a time, so the queue (and the chunk size) follows the load:
  * one item alone goes at once, a burst is split evenly between the threads.
  *
  * Each item keeps its own budget (`submit(task, budgetMs)`): the worker writes which item it is
@@ -224,7 +224,7 @@ export class MathPool {
     for (const j of jobs) j.chunk = c;
     this.inFlight++;
     this.chunks++;
-    const items = JSON.stringify(jobs.map((j) => j.task));
+    const items = jobs.map((j) => j.task);
     this.watch(c);
     this.pool.run({ items, progress }, { signal: c.ac.signal }).then(
       (r) => this.settle(c, r, null),

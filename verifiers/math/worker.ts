@@ -3,9 +3,11 @@
  * graded one after another, their results sent back in one message. Loaded by piscina from its
  * compiled .js (dist) or its .ts source (under tsx, which worker threads inherit).
  *
- * A chunk travels as one JSON string each way (cheaper to clone than an array of objects), and
- * the worker says which item it is on through a small shared buffer (`Chunk.progress`): the
- * pool's watchdog reads it to hold each item to its own budget without a message per item.
+ * A chunk's items go in as objects (structured clone: ~50 µs of the event loop's time for 64
+ * ordinary items, against ~115 µs for JSON.stringify) and its results come back as one JSON
+ * string (JSON.parse ~75 µs, against ~140 µs to deserialize the same objects); the worker says
+ * which item it is on through a small shared buffer (`Chunk.progress`): the pool's watchdog
+ * reads it to hold each item to its own budget without a message per item.
  */
 import { isMainThread } from "node:worker_threads";
 import { workerData } from "piscina";
@@ -25,6 +27,8 @@ export interface Task {
 export const SPIN_MARKER = "\\boxed{x + 1} <assay test hook: spin forever>";
 /** Marker response that keeps its worker busy for 100 ms of wall time, then is graded (its answer is x + 1); ASSAY_MATH_TEST_HOOKS=1 only (queueing tests). */
 export const BUSY_MARKER = "\\boxed{x + 1} <assay test hook: busy 100 ms>";
+/** Marker response whose worker thread exits mid-chunk, as one that runs out of memory does; ASSAY_MATH_TEST_HOOKS=1 only (re-dispatch tests). */
+export const CRASH_MARKER = "\\boxed{x + 1} <assay test hook: thread exits>";
 const data = (isMainThread ? undefined : workerData) as { warmed?: Int32Array; testHooks?: boolean; base?: number } | undefined;
 const hooks = data?.testHooks === true;
 
@@ -41,9 +45,9 @@ export type ItemResult = TaskResult | { error: string } | null;
  */
 export const PROGRESS_SLOTS = 2;
 
-/** A piscina task: `items` is the JSON of a Task[]. */
+/** A piscina task: a chunk of items. */
 export interface Chunk {
-  items: string;
+  items: Task[];
   progress: Int32Array;
 }
 /** A chunk's answer: `out` is the JSON of an ItemResult[]; `ms[i]` is item i's own wall time. */
@@ -55,6 +59,7 @@ export interface ChunkResult {
 /** One item, as the pool grades it (the test hooks included). */
 export function gradeTask(task: Task): TaskResult {
   if (hooks && task.response === SPIN_MARKER) for (;;) { /* a pathological input that no cap catches */ }
+  if (hooks && task.response === CRASH_MARKER) process.exit(1);
   if (hooks && task.response === BUSY_MARKER) for (const end = Date.now() + 100; Date.now() < end;) { /* a slow task */ }
   try {
     return grade(task.response, task.reference, task.options, task.prompt);
@@ -66,7 +71,7 @@ export function gradeTask(task: Task): TaskResult {
 }
 
 export default function run(chunk: Chunk): ChunkResult {
-  const tasks = JSON.parse(chunk.items) as Task[];
+  const tasks = chunk.items;
   const p = chunk.progress;
   const base = data?.base ?? 0;
   const out: ItemResult[] = new Array(tasks.length);
