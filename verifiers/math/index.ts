@@ -11,7 +11,7 @@ import { InvalidItemError, MachineryError, type Outcome } from "../../src/core/t
 import { defineVerifier, type VerifierInitContext, type VerifyContext, type VerifyItem } from "../../src/core/verifier.js";
 import type { Services } from "../../src/core/services.js";
 import { MathOptionsSchema, type MathOptions } from "./options.js";
-import { DeadlineExceeded, MathPool } from "./pool.js";
+import { DeadlineExceeded, MathPool, READY_TIMEOUT_MS } from "./pool.js";
 import type { TaskResult } from "./worker.js";
 import { quickGrade, type Graded } from "./answer.js";
 import { appeal, appealable } from "./appeal.js";
@@ -41,7 +41,7 @@ export const math = defineVerifier({
     const p = await getPool(ctx.services);
     // Generous: on a loaded machine a cold thread can take tens of seconds, and the server's
     // /readyz waits on this (a timeout here would read as "failed" rather than "still warming").
-    await p.ready(180_000);
+    await p.ready(READY_TIMEOUT_MS);
     ctx.log.info({ threads: p.threads }, "math worker pool started");
   },
   async close() {

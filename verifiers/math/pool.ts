@@ -32,6 +32,8 @@ export function workerFile(): string {
 
 /** Most items in one chunk: a few ms of work for ordinary answers, so a thread is never held long. */
 export const MAX_CHUNK = 64;
+/** How long ready() waits by default: generous, as a cold thread on a loaded machine takes tens of seconds. */
+export const READY_TIMEOUT_MS = 180_000;
 /** How often the watchdog looks at a chunk that a thread has not begun yet (a replacement still loading), ms. */
 const UNSTARTED_POLL_MS = 50;
 
@@ -117,8 +119,8 @@ export class MathPool {
 
   private failure: Error | null = null;
 
-  /** Resolves once every thread has started and warmed up (a cold thread takes ~1 s). */
-  async ready(timeoutMs = 30_000): Promise<void> {
+  /** Resolves once every thread has started and warmed up (a cold thread takes ~1 s, tens of seconds on a loaded machine). */
+  async ready(timeoutMs = READY_TIMEOUT_MS): Promise<void> {
     const t0 = Date.now();
     while (Atomics.load(this.warmed, 0) < this.threads) {
       if (this.failure) throw new Error(`math worker failed to start: ${this.failure.message}`);
