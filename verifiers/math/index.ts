@@ -1,16 +1,17 @@
 /**
  * math: does the completion's final answer equal the reference? Extraction, normalisation,
  * parsing (compute-engine for LaTeX, mathjs for ASCII) and comparison by the reference's type
- * run in a piscina worker pool; an item past its deadline has its worker killed and ends as
- * status error, reward null. The deadline counts from when a worker takes the item's task: its
- * wait for a free worker is not counted (ctx.unclocked).
+ * run in a piscina worker pool, items sent in chunks; an item past its deadline has its worker
+ * killed and ends as status error, reward null. The deadline counts the item's own time in its
+ * worker: its wait for a free worker, or behind other items of its chunk, is not counted
+ * (ctx.unclocked).
  */
 import { Type } from "@sinclair/typebox";
 import { InvalidItemError, MachineryError, type Outcome } from "../../src/core/types.js";
 import { defineVerifier, type VerifierInitContext, type VerifyContext, type VerifyItem } from "../../src/core/verifier.js";
 import type { Services } from "../../src/core/services.js";
 import { MathOptionsSchema, type MathOptions } from "./options.js";
-import { MathPool } from "./pool.js";
+import { DeadlineExceeded, MathPool, READY_TIMEOUT_MS } from "./pool.js";
 import type { TaskResult } from "./worker.js";
 import { quickGrade, type Graded } from "./answer.js";
 import { appeal, appealable } from "./appeal.js";
@@ -40,7 +41,7 @@ export const math = defineVerifier({
     const p = await getPool(ctx.services);
     // Generous: on a loaded machine a cold thread can take tens of seconds, and the server's
     // /readyz waits on this (a timeout here would read as "failed" rather than "still warming").
-    await p.ready(180_000);
+    await p.ready(READY_TIMEOUT_MS);
     ctx.log.info({ threads: p.threads }, "math worker pool started");
   },
   async close() {
@@ -54,34 +55,25 @@ export const math = defineVerifier({
     // graded here, in ~20 µs, bounded by its length cap; everything else goes to a worker.
     const quick = quickGrade(item.response, item.reference, item.options);
     if (quick) return maybeAppeal(item, quick, ctx);
-    const p = await getPool(ctx.services);
-    // The item's clock stops while its task waits for a worker (behind other items, or for a
-    // replacement worker still loading): the wait is the pool's, not the item's. The kill timer
-    // starts when a worker takes the task, with what is left of the deadline then.
+    const p = pool ?? (await getPool(ctx.services));
+    // The item's clock stops while it waits (for a worker, behind other items of its chunk, for a
+    // replacement worker still loading): the wait is the pool's, not the item's. Its budget is
+    // what is left of the deadline now, held by the pool's watchdog to the item's own time in its
+    // worker, which is charged to the clock when the result comes back.
     const left = Math.max(1, ctx.deadline - Date.now());
-    const job = p.submit({ response: item.response, reference: item.reference, options: item.options, prompt: item.prompt });
+    const job = p.submit({ response: item.response, reference: item.reference, options: item.options, prompt: item.prompt }, left);
+    // The worker is killed only at the item's budget, whether or not anyone still waits for it.
+    // A request that goes away earlier stops our wait but leaves the item to be graded (it takes
+    // milliseconds, and one that went away while queued keeps the budget it had then): killing
+    // its worker would cost a ~1 s restart per thread, which a disconnecting client could repeat
+    // at will.
     job.done.catch(() => {}); // also settled below, or abandoned when the request went away first
-    // The worker is killed only at the item's hard deadline, whether or not anyone still waits
-    // for it. A request that goes away earlier stops our wait but leaves the worker to finish
-    // (a task takes milliseconds, and one that went away while queued keeps the budget it had
-    // then): killing it would cost a ~1 s restart per thread, which a disconnecting client
-    // could repeat at will.
-    let killedAt = 0;
-    void job.started.then(() => {
-      const ms = ctx.signal.aborted ? left : Math.max(1, ctx.deadline - Date.now());
-      const timer = setTimeout(() => {
-        killedAt = ms;
-        job.kill(new Error(`deadline of ${ms} ms exceeded`));
-      }, ms);
-      void job.done.then(() => clearTimeout(timer), () => clearTimeout(timer));
-    });
-    const started = ctx.unclocked ? ctx.unclocked(job.started) : job.started;
+    const done = ctx.unclocked ? ctx.unclocked(job.done, (d) => d.ownMs) : job.done;
     let r: TaskResult;
     try {
-      await untilAborted(started, ctx.signal);
-      r = await untilAborted(job.done, ctx.signal);
+      r = (await untilAborted(done, ctx.signal)).result;
     } catch (err) {
-      if (killedAt) throw new MachineryError(`deadline of ${killedAt} ms exceeded; math worker terminated`, { deadline_ms: killedAt, worker: "terminated" });
+      if (err instanceof DeadlineExceeded) throw new MachineryError(`deadline of ${err.budgetMs} ms exceeded; math worker terminated`, { deadline_ms: err.budgetMs, worker: "terminated" });
       if (ctx.signal.aborted) throw new MachineryError("request aborted before the math worker finished");
       throw new MachineryError(`math worker failed: ${(err as Error).message}`);
     }

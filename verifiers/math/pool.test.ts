@@ -9,8 +9,8 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import type { Server } from "node:http";
 import { testApp } from "../../tests/helpers.js";
-import { BUSY_MARKER, SPIN_MARKER } from "./worker.js";
-import { MathPool } from "./pool.js";
+import { BUSY_MARKER, CRASH_MARKER, SPIN_MARKER } from "./worker.js";
+import { DeadlineExceeded, MathPool } from "./pool.js";
 import { resolveOptions } from "./options.js";
 import { math, mathPoolStats } from "./index.js";
 import { quiet } from "../../tests/helpers.js";
@@ -161,5 +161,89 @@ test("a worker that cannot start is reported by ready(), not a crash", async () 
     await assert.rejects(pool.ready(5000), /failed to start|not ready/);
   } finally {
     await pool.close().catch(() => {});
+  }
+});
+
+test("items submitted together go to a thread as one chunk, each held to its own budget", async () => {
+  const pool = new MathPool(1, { testHooks: true });
+  try {
+    await pool.ready(120_000);
+    const before = pool.stats.chunks;
+    // six items of 100 ms each in one chunk: 600 ms for the chunk, 100 ms for each item, under a
+    // 400 ms budget each (an item's wait behind the others of its chunk is not its own time)
+    const jobs = Array.from({ length: 6 }, () => pool.submit({ response: BUSY_MARKER, reference: "1 + x", options: {} }, 400));
+    const done = await Promise.all(jobs.map((j) => j.done));
+    assert.deepEqual(done.map((d) => "reward" in d.result && d.result.reward), Array(6).fill(1));
+    assert.equal(pool.stats.chunks - before, 1, "the six items were sent as one chunk");
+    for (const d of done) assert.ok(d.ownMs >= 90 && d.ownMs < 400, `an item's own time: ${d.ownMs} ms`);
+    // a burst larger than a chunk is cut into several
+    const many = Array.from({ length: 150 }, (_, i) => pool.submit({ response: `\\boxed{${i}/2}`, reference: String(i / 2), options: {} }));
+    const rs = await Promise.all(many.map((j) => j.done));
+    assert.deepEqual(rs.map((d) => "reward" in d.result && d.result.reward), Array(150).fill(1));
+  } finally {
+    await pool.close();
+  }
+});
+
+test("a runaway item is killed at its budget; the rest of its chunk is sent again and graded", async () => {
+  const pool = new MathPool(1, { testHooks: true });
+  try {
+    await pool.ready(120_000);
+    const ids = pool.stats.threadIds;
+    const { chunks, resent } = pool.stats;
+    const t0 = Date.now();
+    const task = (i: number) => ({ response: `\\boxed{${i}x}`, reference: `x \\cdot ${i}`, options: {} });
+    // one chunk: two items graded before the runaway, two after it
+    const jobs = [pool.submit(task(2), 5000), pool.submit(task(3), 5000), pool.submit({ response: SPIN_MARKER, reference: "1", options: {} }, 400), pool.submit(task(4), 5000), pool.submit(task(5))];
+    const settled = await Promise.allSettled(jobs.map((j) => j.done));
+    const took = Date.now() - t0;
+    const spin = settled[2];
+    assert.equal(spin.status, "rejected");
+    assert.ok((spin as PromiseRejectedResult).reason instanceof DeadlineExceeded);
+    assert.equal(((spin as PromiseRejectedResult).reason as DeadlineExceeded).budgetMs, 400);
+    const others = settled.filter((_, i) => i !== 2).map((r) => r.status === "fulfilled" && "reward" in r.value.result && r.value.result.reward);
+    assert.deepEqual(others, [1, 1, 1, 1], "the chunk's other items were graded");
+    assert.ok(took >= 400, `the runaway ended after ${took} ms, before its budget`);
+    const s = pool.stats;
+    assert.equal(s.chunks - chunks, 2, "one chunk, then its other items again as one");
+    assert.equal(s.resent - resent, 4);
+    assert.notDeepEqual(s.threadIds, ids, "the runaway's thread was replaced");
+  } finally {
+    await pool.close();
+  }
+});
+
+test("killing an item that waits behind others of its chunk leaves its thread alone", async () => {
+  const pool = new MathPool(1, { testHooks: true });
+  try {
+    await pool.ready(120_000);
+    const ids = pool.stats.threadIds;
+    const first = pool.submit({ response: BUSY_MARKER, reference: "x + 1", options: {} });
+    const second = pool.submit({ response: "\\boxed{7}", reference: "7", options: {} });
+    await new Promise((r) => setTimeout(r, 30)); // the chunk is in the thread, on its first item
+    second.kill(new Error("gone"));
+    await assert.rejects(second.done, /gone/);
+    assert.equal(((await first.done).result as { reward: number }).reward, 1);
+    assert.deepEqual(pool.stats.threadIds, ids);
+  } finally {
+    await pool.close();
+  }
+});
+
+test("a thread that dies under a chunk: its items are graded again one by one, and only the culprit fails", async () => {
+  const pool = new MathPool(1, { testHooks: true });
+  try {
+    await pool.ready(120_000);
+    const task = (i: number) => ({ response: `\\boxed{${i}}`, reference: String(i), options: {} });
+    const jobs = [pool.submit(task(1)), pool.submit({ response: CRASH_MARKER, reference: "1", options: {} }), pool.submit(task(2)), pool.submit(task(3))];
+    const settled = await Promise.allSettled(jobs.map((j) => j.done));
+    assert.equal(settled[1].status, "rejected");
+    assert.deepEqual(settled.filter((_, i) => i !== 1).map((r) => r.status === "fulfilled" && "reward" in r.value.result && r.value.result.reward), [1, 1, 1]);
+    assert.equal(pool.stats.resent, 4, "the whole chunk was sent again, each item alone");
+    // the pool goes on: a later batch is chunked again
+    const later = await Promise.all([4, 5].map((i) => pool.run(task(i))));
+    assert.deepEqual(later.map((r) => "reward" in r && r.reward), [1, 1]);
+  } finally {
+    await pool.close();
   }
 });

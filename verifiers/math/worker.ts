@@ -1,7 +1,15 @@
 /**
- * The worker-thread side of the math verifier's pool: one grade() per task. Loaded by piscina
- * from its compiled .js (dist) or its .ts source (under tsx, which worker threads inherit).
+ * The worker-thread side of the math verifier's pool: one piscina task is a chunk of items,
+ * graded one after another, their results sent back in one message. Loaded by piscina from its
+ * compiled .js (dist) or its .ts source (under tsx, which worker threads inherit).
+ *
+ * A chunk's items go in as objects (structured clone: ~50 µs of the event loop's time for 64
+ * ordinary items, against ~115 µs for JSON.stringify) and its results come back as one JSON
+ * string (JSON.parse ~75 µs, against ~140 µs to deserialize the same objects); the worker says
+ * which item it is on through a small shared buffer (`Chunk.progress`): the pool's watchdog
+ * reads it to hold each item to its own budget without a message per item.
  */
+import { isMainThread } from "node:worker_threads";
 import { workerData } from "piscina";
 import { grade, type Graded, type MathOptions } from "./grade.js";
 import { InvalidItemError } from "../../src/core/types.js";
@@ -13,26 +21,45 @@ export interface Task {
   options: Partial<MathOptions>;
   /** The item's prompt: what it asks for (a range, a percentage, labels' order, all solutions). */
   prompt?: string;
-  /** Set to 1 (and notified) as the worker begins the task: the caller starts its clock then. */
-  started?: Int32Array;
 }
 
 /** Marker response that spins forever, honoured only with ASSAY_MATH_TEST_HOOKS=1 (deadline tests). */
 export const SPIN_MARKER = "\\boxed{x + 1} <assay test hook: spin forever>";
 /** Marker response that keeps its worker busy for 100 ms of wall time, then is graded (its answer is x + 1); ASSAY_MATH_TEST_HOOKS=1 only (queueing tests). */
 export const BUSY_MARKER = "\\boxed{x + 1} <assay test hook: busy 100 ms>";
-const data = workerData as { warmed?: Int32Array; testHooks?: boolean } | undefined;
+/** Marker response whose worker thread exits mid-chunk, as one that runs out of memory does; ASSAY_MATH_TEST_HOOKS=1 only (re-dispatch tests). */
+export const CRASH_MARKER = "\\boxed{x + 1} <assay test hook: thread exits>";
+const data = (isMainThread ? undefined : workerData) as { warmed?: Int32Array; testHooks?: boolean; base?: number } | undefined;
 const hooks = data?.testHooks === true;
 
 /** What a task returns: a grade, or the reason the item's data is malformed (status invalid). */
 export type TaskResult = Graded | { invalid: string; field: string };
+/** One item's outcome in a chunk: its result, the message of an error grade() threw, or null (dropped, not graded). */
+export type ItemResult = TaskResult | { error: string } | null;
 
-export default function run(task: Task): TaskResult {
-  if (task.started) {
-    Atomics.store(task.started, 0, 1);
-    Atomics.notify(task.started, 0);
-  }
+/**
+ * Where a worker stands in its chunk, in an Int32Array over a SharedArrayBuffer: [0] the index
+ * of the item it is grading plus one (0: not begun; items + 1: done), [1] when that item began,
+ * in ms since the pool's `base` (Date.now() at the pool's start); then one slot per item, set to
+ * 1 by the pool when the item was dropped (killed while it waited): the worker skips it.
+ */
+export const PROGRESS_SLOTS = 2;
+
+/** A piscina task: a chunk of items. */
+export interface Chunk {
+  items: Task[];
+  progress: Int32Array;
+}
+/** A chunk's answer: `out` is the JSON of an ItemResult[]; `ms[i]` is item i's own wall time. */
+export interface ChunkResult {
+  out: string;
+  ms: number[];
+}
+
+/** One item, as the pool grades it (the test hooks included). */
+export function gradeTask(task: Task): TaskResult {
   if (hooks && task.response === SPIN_MARKER) for (;;) { /* a pathological input that no cap catches */ }
+  if (hooks && task.response === CRASH_MARKER) process.exit(1);
   if (hooks && task.response === BUSY_MARKER) for (const end = Date.now() + 100; Date.now() < end;) { /* a slow task */ }
   try {
     return grade(task.response, task.reference, task.options, task.prompt);
@@ -43,7 +70,38 @@ export default function run(task: Task): TaskResult {
   }
 }
 
-// Warm the parser (compute-engine's first parse builds its dictionaries) before the first task.
-grade("\\boxed{\\frac{1}{2}x + \\sqrt{2}}", "x/2 + \\sqrt 2");
-grade("\\boxed{\\sec^2 y + \\begin{pmatrix}1\\end{pmatrix}}", "\\tan^2 y + 1");
-if (data?.warmed) Atomics.add(data.warmed, 0, 1);
+export default function run(chunk: Chunk): ChunkResult {
+  const tasks = chunk.items;
+  const p = chunk.progress;
+  const base = data?.base ?? 0;
+  const out: ItemResult[] = new Array(tasks.length);
+  const ms: number[] = new Array(tasks.length);
+  for (let i = 0; i < tasks.length; i++) {
+    // the start first, then the index: a reader that sees the index sees its start too
+    Atomics.store(p, 1, Date.now() - base);
+    Atomics.store(p, 0, i + 1);
+    // read after announcing the item: the pool sets the flag, then reads the index (so one of
+    // the two sees the other: an item dropped as it begins is skipped, or its thread is ended)
+    if (Atomics.load(p, PROGRESS_SLOTS + i) === 1) {
+      out[i] = null;
+      ms[i] = 0;
+      continue;
+    }
+    const t0 = performance.now();
+    try {
+      out[i] = gradeTask(tasks[i]);
+    } catch (e) {
+      out[i] = { error: e instanceof Error ? e.message : String(e) };
+    }
+    ms[i] = performance.now() - t0;
+  }
+  Atomics.store(p, 0, tasks.length + 1);
+  return { out: JSON.stringify(out), ms };
+}
+
+if (!isMainThread && data) {
+  // Warm the parser (compute-engine's first parse builds its dictionaries) before the first task.
+  grade("\\boxed{\\frac{1}{2}x + \\sqrt{2}}", "x/2 + \\sqrt 2");
+  grade("\\boxed{\\sec^2 y + \\begin{pmatrix}1\\end{pmatrix}}", "\\tan^2 y + 1");
+  if (data.warmed) Atomics.add(data.warmed, 0, 1);
+}
