@@ -21,18 +21,29 @@ export class Deadlines {
   /** Epoch ms the timer is armed for (Infinity: not armed). */
   private armedFor = Infinity;
 
+  /** Whether the timer keeps the process alive (only while something is watched). */
+  private held = false;
+
   /** Watches `d` until `delete(d)`; `d.expire()` is called once its due time has passed. */
   add(d: Due): void {
     this.live.add(d);
     if (d.due < this.armedFor) this.arm(d.due);
+    else if (!this.held) {
+      this.timer!.ref();
+      this.held = true;
+    }
   }
 
+  /**
+   * Stops watching `d`. The timer stays armed when nothing is left (quick items come and go many
+   * times a millisecond: clearing and arming again would be a timer per item after all), but no
+   * longer keeps the process alive; it fires once, finds nothing due, and is not re-armed.
+   */
   delete(d: Due): void {
     this.live.delete(d);
-    if (this.live.size === 0 && this.timer) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-      this.armedFor = Infinity;
+    if (this.live.size === 0 && this.held) {
+      this.timer!.unref();
+      this.held = false;
     }
   }
 
@@ -45,11 +56,17 @@ export class Deadlines {
     if (this.timer) clearTimeout(this.timer);
     this.armedFor = at;
     this.timer = setTimeout(this.fire, Math.max(0, at - Date.now()));
+    this.held = true;
+    if (this.live.size === 0) {
+      this.timer.unref();
+      this.held = false;
+    }
   }
 
   private readonly fire = (): void => {
     this.timer = undefined;
     this.armedFor = Infinity;
+    this.held = false;
     const t = Date.now();
     let next = Infinity;
     const expired: Due[] = [];
@@ -59,6 +76,7 @@ export class Deadlines {
     }
     for (const d of expired) this.live.delete(d);
     if (next < Infinity) this.arm(next);
+    if (expired.length > 1) expired.sort((x, y) => x.due - y.due); // a late timer: earliest first
     for (const d of expired) d.expire();
   };
 }
