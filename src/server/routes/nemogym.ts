@@ -16,7 +16,7 @@
 import { Router } from "express";
 import type { RewardResult } from "../../core/types.js";
 import { HttpError } from "../errors.js";
-import { clientGone, type RouteDeps } from "../http.js";
+import { clientLeft, type RouteDeps } from "../http.js";
 
 /** NeMo-Gym's TASK_INDEX_KEY_NAME (nemo_gym/global_config.py). */
 export const TASK_INDEX_KEY = "_ng_task_index";
@@ -142,7 +142,7 @@ export function nemoGymRoutes({ runtime, body: opening, admit }: RouteDeps): Rou
     if (unknown) throw new HttpError(400, `${unknown}; fix the dataset's verifier column`, "verifier");
     const release = admit(1, [item]);
     try {
-      const result = await scorer.score(item, { signal: clientGone(req, res) });
+      const result = await scorer.score(item, { signal: clientLeft(req, res) });
       res.json({ ...b, ...verdict(result, b.instance_config), assay: result });
     } finally {
       release();
