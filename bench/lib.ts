@@ -2,7 +2,7 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { availableParallelism } from "node:os";
 import { createServer } from "node:net";
-import { existsSync, openSync } from "node:fs";
+import { existsSync, openSync, readFileSync } from "node:fs";
 import autocannon from "autocannon";
 
 export const root = new URL("..", import.meta.url).pathname;
@@ -72,9 +72,33 @@ export interface Load {
   p99: number;
   errors: number;
   non2xx: number;
+  /** Requests answered in the run. */
+  requests: number;
+  /** CPU time the server process (`pid`, all its threads) spent per answered request, µs; NaN without a pid. */
+  cpuUsPerRequest: number;
 }
 
-export async function load(url: string, body: string, connections: number, seconds: number): Promise<Load> {
+/**
+ * CPU time (user + system, all threads) a process has used, µs, from /proc/<pid>/stat; NaN where
+ * there is no /proc. CPU time per request does not move with the load that other processes put on
+ * a shared machine the way requests/s does, so benches compare servers by it.
+ */
+export function cpuUs(pid: number | undefined): number {
+  if (!pid) return NaN;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // Fields 14 and 15 (utime, stime) in clock ticks; f[0] is field 3.
+    return ((Number(f[11]) + Number(f[12])) * 1e6) / CLK_TCK;
+  } catch {
+    return NaN;
+  }
+}
+const CLK_TCK = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout) || 100;
+
+/** autocannon against `url`; with `pid`, also the server's CPU time per answered request. */
+export async function load(url: string, body: string, connections: number, seconds: number, pid?: number): Promise<Load> {
+  const cpu0 = cpuUs(pid);
   const r = await autocannon({
     url,
     method: "POST",
@@ -83,7 +107,9 @@ export async function load(url: string, body: string, connections: number, secon
     connections,
     duration: seconds,
   });
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
+  const cpu = cpuUs(pid) - cpu0;
+  const requests = r.requests.total;
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx, requests, cpuUsPerRequest: cpu / requests };
 }
 
 export function table(rows: (string | number)[][]): string {

@@ -4,16 +4,15 @@
  * throws.
  */
 import type { Logger } from "pino";
-import pLimit from "p-limit";
-import { setMaxListeners } from "node:events";
 import type { RewardItem, RewardResult, Status, Outcome } from "./types.js";
 import { InvalidItemError, MachineryError } from "./types.js";
-import type { AnyVerifier, PartItem, VerifyItem } from "./verifier.js";
+import type { AnyVerifier, PartItem, VerifyContext, VerifyItem } from "./verifier.js";
 import type { Services } from "./services.js";
 import type { Registry } from "./registry.js";
 import { check } from "./contract.js";
 import { fieldOf } from "./schema.js";
 import { cpuPressure, type CpuPressure } from "./pressure.js";
+import { Cancel, Deadlines, type AbortLike, type Due } from "./deadlines.js";
 
 export interface ScorerOptions {
   registry: Registry;
@@ -32,8 +31,8 @@ export interface ScorerOptions {
 export interface ScoreOptions {
   /** Deadline for items that do not set their own, ms. */
   deadlineMs?: number;
-  /** Aborts outstanding items (client went away). */
-  signal?: AbortSignal;
+  /** Aborts outstanding items (client went away): an AbortSignal, or the lighter Cancel. */
+  signal?: AbortLike;
 }
 
 const now = () => performance.now();
@@ -50,6 +49,8 @@ type Unclocked = <T>(wait: Promise<T>, counted?: (v: T) => number) => Promise<T>
 
 export class Scorer {
   private readonly observers: ((r: RewardResult) => void)[] = [];
+  /** Every item in flight, on one timer (no timer per item). */
+  private readonly deadlines = new Deadlines();
 
   constructor(readonly opts: ScorerOptions) {}
 
@@ -59,42 +60,71 @@ export class Scorer {
   }
 
   /** Scores one raw (unvalidated) item. Never rejects. */
-  async score(raw: unknown, o: ScoreOptions = {}): Promise<RewardResult> {
-    const t0 = now();
-    const result = await this.scoreChecked(raw, o, t0, 0);
-    for (const fn of this.observers) fn(result);
-    return result;
+  score(raw: unknown, o: ScoreOptions = {}): Promise<RewardResult> {
+    const r = this.scoreChecked(raw, o, now(), 0);
+    return r instanceof Promise ? r.then(this.report) : Promise.resolve(this.report(r));
   }
 
-  /** Scores raw items concurrently (up to batchConcurrency), results in input order. Never rejects. */
+  /** Tells the observers of a finished item; returns it. */
+  private readonly report = (r: RewardResult): RewardResult => {
+    for (const fn of this.observers) fn(r);
+    return r;
+  };
+
+  /**
+   * Scores raw items concurrently (up to batchConcurrency), results in input order. Never
+   * rejects. min(batchConcurrency, items) runners take the next item in turn: no promise or
+   * queue entry per item waiting, and one listener on the caller's signal for the whole batch.
+   */
   async scoreBatch(items: unknown[], o: ScoreOptions = {}): Promise<RewardResult[]> {
-    const limit = pLimit(this.opts.batchConcurrency);
+    const n = items.length;
+    const results = new Array<RewardResult>(n);
+    if (n === 0) return results;
     const { signal, release } = fanOut(o.signal);
+    // An item waiting for its turn is work its pools will get: admission counts it.
+    const pooled = items.map((it) => this.poolsOf(it));
+    for (const m of pooled) this.countWaiting(m, 1);
     // Bounded slices: items that finish at once (exact, regex...) chain as microtasks, and a
     // batch or a job's chunk of thousands would hold the event loop from start to end; the loop
     // takes a turn whenever the batch has run BATCH_SLICE_MS since the last one.
     let since = now();
+    let next = 0;
+    const inner: ScoreOptions = { deadlineMs: o.deadlineMs, signal };
+    const runner = async (): Promise<void> => {
+      while (next < n) {
+        const i = next++;
+        this.countWaiting(pooled[i]!, -1);
+        // Every runner resumes in the same turn: the first one back opens a new slice, and the
+        // rest wait for another turn once that slice is spent.
+        while (now() - since > BATCH_SLICE_MS) {
+          const spent = since;
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          if (since === spent) since = now();
+        }
+        const r = this.scoreChecked(items[i], inner, now(), 0);
+        results[i] = this.report(r instanceof Promise ? await r : r);
+      }
+    };
     try {
-      const inner = { ...o, signal };
-      return await Promise.all(items.map((it) => {
-        // An item waiting here for its turn is work its pools will get: admission counts it.
-        const pools = POOLS.filter((p) => this.uses(it, p));
-        for (const p of pools) this.waitingItems[p]++;
-        return limit(async () => {
-          for (const p of pools) this.waitingItems[p]--;
-          // Every item that waited resumes in the same turn: the first one back opens a new
-          // slice, and the rest wait for another turn once that slice is spent.
-          while (now() - since > BATCH_SLICE_MS) {
-            const spent = since;
-            await new Promise<void>((resolve) => setImmediate(resolve));
-            if (since === spent) since = now();
-          }
-          return this.score(it, inner);
-        });
-      }));
+      const runners: Promise<void>[] = [];
+      for (let k = Math.min(this.opts.batchConcurrency, n); k > 0; k--) runners.push(runner());
+      await Promise.all(runners);
+      return results;
     } finally {
       release();
+      // Items never started (a runner cannot fail, but be sure) stop counting.
+      for (let i = next; i < n; i++) this.countWaiting(pooled[i]!, -1);
     }
+  }
+
+  /** Bit 1: the item uses the sandbox; bit 2: the SQL engines. */
+  private poolsOf(it: unknown): number {
+    return (this.uses(it, "sandbox") ? 1 : 0) | (this.uses(it, "sql") ? 2 : 0);
+  }
+
+  private countWaiting(mask: number, by: 1 | -1): void {
+    if (mask & 1) this.waitingItems.sandbox += by;
+    if (mask & 2) this.waitingItems.sql += by;
   }
 
   /** Items of accepted batches that use each pool and have not started (ASSAY_BATCH_CONCURRENCY). */
@@ -111,8 +141,11 @@ export class Scorer {
     return v.partsOf(reference).some((p) => this.uses(p, pool, depth + 1));
   }
 
-  /** Shape, verifier and declarations; then the verifier under its deadline. */
-  private async scoreChecked(raw: unknown, o: ScoreOptions, t0: number, depth: number, capMs = this.opts.maxDeadlineMs, parentUnclocked?: Unclocked): Promise<RewardResult> {
+  /**
+   * Shape, verifier and declarations; then the verifier under its deadline. An item refused
+   * before its verifier runs comes back at once, not as a promise.
+   */
+  private scoreChecked(raw: unknown, o: ScoreOptions, t0: number, depth: number, capMs = this.opts.maxDeadlineMs, parentUnclocked?: Unclocked): RewardResult | Promise<RewardResult> {
     const shapeError = check("RewardItem", raw);
     const asObj = (raw && typeof raw === "object" ? raw : {}) as Partial<RewardItem>;
     const id = validId(asObj.id);
@@ -127,12 +160,17 @@ export class Scorer {
     // The result names the verifier as the item called it: `custom:<name>@<version>`, `preset:<name>`
     // say which one scored, where the namespace verifier's own name ("custom") would not.
     const called = resolved.item.verifier;
-    try {
-      const outcome = await this.runVerifier(resolved.verifier, resolved.item, deadlineMs, o.signal, depth, parentUnclocked);
-      return fromOutcome(t0, id, called, outcome, this.opts.log);
-    } catch (err) {
-      return fromError(t0, id, called, err, this.opts.log);
-    }
+    const { log } = this.opts;
+    return this.runVerifier(resolved.verifier, resolved.item, deadlineMs, o.signal, depth, parentUnclocked).then(
+      (outcome) => {
+        try {
+          return fromOutcome(t0, id, called, outcome, log);
+        } catch (err) {
+          return fromError(t0, id, called, err, log); // not an Outcome at all
+        }
+      },
+      (err) => fromError(t0, id, called, err, log),
+    );
   }
 
   /** An item's deadline: the one asked for, else the server's default grown to the item's own limits; capped by ASSAY_MAX_DEADLINE_MS. */
@@ -156,28 +194,42 @@ export class Scorer {
     return most * Math.ceil(items.length / Math.max(1, this.opts.batchConcurrency));
   }
 
-  /** Runs init (once) and verify, racing both against the deadline and the caller's signal. */
-  private async runVerifier(verifier: AnyVerifier, item: VerifyItem, deadlineMs: number, outer: AbortSignal | undefined, depth: number, parentUnclocked?: Unclocked): Promise<Outcome> {
-    const stop = new Stopper(deadlineMs, outer);
-    const { log, services, registry } = this.opts;
-    // A part's wait for a slot stops its parent's clock too (a preset with a code part).
-    const unclocked: Unclocked = parentUnclocked
-      ? (wait, counted) => parentUnclocked(stop.unclocked(wait, counted), counted)
-      : (wait, counted) => stop.unclocked(wait, counted);
-    const scorePart = (part: PartItem) => this.scorePart(part, stop.deadline, stop.signal(), depth + 1, unclocked);
-    try {
-      if (outer?.aborted) throw new MachineryError("request aborted before scoring");
-      const init = registry.ensureInit(verifier, { log, services });
-      // A cold start (the math workers loading, a pool filling) is the server's, not the item's:
-      // its clock stops meanwhile.
-      if (init) await Promise.race([stop.unclocked(init), stop.stopped]);
-      return await Promise.race([
-        verifier.verify(item, { get deadline() { return stop.deadline; }, get signal() { return stop.signal(); }, log, services, scorePart, unclocked }),
-        stop.stopped,
-      ]);
-    } finally {
-      stop.dispose();
-    }
+  /**
+   * Runs init (once) and verify, against the deadline and the caller's signal: the first of
+   * verify settling, the deadline passing or the caller aborting settles the promise.
+   */
+  private runVerifier(verifier: AnyVerifier, item: VerifyItem, deadlineMs: number, outer: AbortLike | undefined, depth: number, parentUnclocked?: Unclocked): Promise<Outcome> {
+    if (outer?.aborted) return Promise.reject(new MachineryError("request aborted before scoring"));
+    const stop = new Stopper(deadlineMs, this.deadlines, outer);
+    const ctx = new ItemContext(this, stop, depth, parentUnclocked);
+    return new Promise<Outcome>((resolve, reject) => {
+      stop.onStop = reject;
+      const { log, services, registry } = this.opts;
+      let running: Promise<Outcome>;
+      try {
+        const init = registry.ensureInit(verifier, { log, services });
+        // A cold start (the math workers loading, a pool filling) is the server's, not the
+        // item's: its clock stops meanwhile.
+        running = init ? stop.unclocked(init).then(() => (stop.ended ? never : verifier.verify(item, ctx))) : verifier.verify(item, ctx);
+      } catch (err) {
+        running = Promise.reject(err); // a verify that throws before it returns a promise
+      }
+      running.then(
+        (v) => {
+          stop.dispose();
+          resolve(v);
+        },
+        (e) => {
+          stop.dispose();
+          reject(e);
+        },
+      );
+    });
+  }
+
+  /** ctx.scorePart for the item `stop` times (ItemContext). */
+  scorePartOf(part: PartItem, stop: Stopper, depth: number, unclocked: Unclocked): Promise<RewardResult> {
+    return this.scorePart(part, stop.deadline, stop.signal(), depth + 1, unclocked);
   }
 
   /** The host's CPU pressure, for admission (replaceable in tests). */
@@ -197,10 +249,9 @@ export class Scorer {
    * queues behind a backlog longer than that.
    */
   waitMs(items: readonly unknown[], pool: SharedPool): number {
-    if (!items.some((it) => this.uses(it, pool))) return 0;
     const { services } = this.opts;
     const load = pool === "sandbox" ? services.sandbox.current?.()?.load?.() : services.sql.current?.()?.load();
-    if (!load) return 0;
+    if (!load || !items.some((it) => this.uses(it, pool))) return 0;
     const ahead = this.waitingItems[pool] * load.typicalMs;
     return load.waitMs + (ahead && Math.round(ahead / Math.max(1, load.slots)));
   }
@@ -215,31 +266,34 @@ export class Scorer {
    * what is left of the parent's deadline and its signal; not reported to observers (metrics
    * count items, not parts). Never rejects.
    */
-  private async scorePart(part: PartItem, parentDeadline: number, signal: AbortSignal, depth: number, parentUnclocked: Unclocked): Promise<RewardResult> {
+  private scorePart(part: PartItem, parentDeadline: number, signal: AbortSignal, depth: number, parentUnclocked: Unclocked): Promise<RewardResult> {
     const t0 = now();
     const max = this.opts.maxPartDepth ?? 3;
     const name = typeof part?.verifier === "string" ? part.verifier : "";
     if (depth > max) {
-      return finish(t0, undefined, name, "invalid", null, `parts nest deeper than ${max} levels (ASSAY_COMPOSE_MAX_DEPTH); a preset or combination may include itself`, { field: "reference" });
+      return Promise.resolve(finish(t0, undefined, name, "invalid", null, `parts nest deeper than ${max} levels (ASSAY_COMPOSE_MAX_DEPTH); a preset or combination may include itself`, { field: "reference" }));
     }
     const left = Math.max(1, parentDeadline - Date.now());
-    return this.scoreChecked(part, { signal }, t0, depth, left, parentUnclocked);
+    return Promise.resolve(this.scoreChecked(part, { signal }, t0, depth, left, parentUnclocked));
   }
 }
 
+/** A promise that never settles: what an item whose deadline passed during init waits on. */
+const never = new Promise<never>(() => {});
+
 /**
- * An item's deadline and the caller's abort, as one rejecting promise. The AbortSignal handed to
- * the verifier is made only when the verifier reads it: creating one costs more than a whole
- * text verification, and most verifiers never look.
+ * An item's deadline and the caller's abort: `onStop` is called once with the reason when either
+ * comes first. The deadline sits in the scorer's Deadlines (one timer for all items); the
+ * AbortSignal handed to the verifier is made only when the verifier reads it: creating one costs
+ * more than a whole text verification, and most verifiers never look.
  */
-class Stopper {
-  readonly stopped: Promise<never>;
+class Stopper implements Due {
+  /** Called once, with the reason, when the deadline passes or the caller aborts first. */
+  onStop?: (e: Error) => void;
   private controller?: AbortController;
   private reason?: Error;
-  private fail!: (e: Error) => void;
-  private timer?: NodeJS.Timeout;
   /** Epoch ms the deadline falls at while the clock runs; while paused, `left` holds what remains. */
-  private due: number;
+  due: number;
   private left = 0;
   private waits = 0;
   /** Epoch ms up to which counted time has been charged (overlapping waits' own time counts once). */
@@ -247,16 +301,20 @@ class Stopper {
   private done = false;
   private readonly onOuterAbort = () => this.stop(new MachineryError("request aborted by the client"));
 
-  constructor(private readonly deadlineMs: number, private readonly outer?: AbortSignal) {
-    // Rejected only while a race is listening: the timer and listener go in dispose().
-    this.stopped = new Promise<never>((_, reject) => (this.fail = reject));
+  constructor(private readonly deadlineMs: number, private readonly clock: Deadlines, private readonly outer?: AbortLike) {
     this.due = Date.now() + deadlineMs;
-    this.arm();
+    clock.add(this);
     outer?.addEventListener("abort", this.onOuterAbort, { once: true });
   }
 
-  private arm(): void {
-    this.timer = setTimeout(() => this.stop(new MachineryError(`deadline of ${this.deadlineMs} ms exceeded`, { deadline_ms: this.deadlineMs })), Math.max(0, this.due - Date.now()));
+  /** Deadlines: the due time has passed. */
+  expire(): void {
+    this.stop(new MachineryError(`deadline of ${this.deadlineMs} ms exceeded`, { deadline_ms: this.deadlineMs }));
+  }
+
+  /** Stopped (deadline or abort) or disposed. */
+  get ended(): boolean {
+    return this.done || this.reason !== undefined;
   }
 
   /** The deadline as it stands (epoch ms): later by every while the clock was stopped. */
@@ -273,7 +331,7 @@ class Stopper {
   unclocked<T>(wait: Promise<T>, counted?: (v: T) => number): Promise<T> {
     if (this.reason || this.done) return wait;
     if (this.waits++ === 0) {
-      clearTimeout(this.timer);
+      this.clock.delete(this);
       this.left = Math.max(0, this.due - Date.now());
     }
     const resume = (ownMs: number) => {
@@ -283,11 +341,11 @@ class Stopper {
         this.chargedUntil = Math.max(this.chargedUntil, end);
         this.left = Math.max(0, this.left - charge);
         // The item's own work alone outlasted its deadline: it ends now, before its result is used.
-        if (charge > 0 && this.left === 0) this.stop(new MachineryError(`deadline of ${this.deadlineMs} ms exceeded`, { deadline_ms: this.deadlineMs }));
+        if (charge > 0 && this.left === 0) this.expire();
       }
       if (--this.waits === 0 && !this.reason && !this.done) {
         this.due = Date.now() + this.left;
-        this.arm();
+        this.clock.add(this);
       }
     };
     return wait.then(
@@ -317,28 +375,77 @@ class Stopper {
   }
 
   private stop(err: Error): void {
-    if (this.reason) return;
+    if (this.reason || this.done) return;
     this.reason = err;
     this.controller?.abort(err);
-    this.fail(err);
+    this.release();
+    this.onStop?.(err);
   }
 
+  /** Verify settled: nothing may stop the item any more. */
   dispose(): void {
+    if (this.done) return;
     this.done = true;
-    clearTimeout(this.timer);
+    this.release();
+  }
+
+  private release(): void {
+    this.clock.delete(this);
     this.outer?.removeEventListener("abort", this.onOuterAbort);
   }
 }
 
-/** One listener on the request's signal for a whole batch, fanned out to its items. */
-function fanOut(outer?: AbortSignal): { signal?: AbortSignal; release: () => void } {
+/**
+ * What `verify` gets (VerifyContext), one object per item: the deadline and signal read from the
+ * item's Stopper when asked; `scorePart` and `unclocked` made on first use (verifiers may take
+ * them off the context unbound: `const { scorePart } = ctx`).
+ */
+class ItemContext implements VerifyContext {
+  readonly log: Logger;
+  readonly services: Services;
+  private part?: (part: PartItem) => Promise<RewardResult>;
+  private wait?: Unclocked;
+
+  constructor(private readonly scorer: Scorer, private readonly stop: Stopper, private readonly depth: number, private readonly parentUnclocked?: Unclocked) {
+    this.log = scorer.opts.log;
+    this.services = scorer.opts.services;
+  }
+
+  get deadline(): number {
+    return this.stop.deadline;
+  }
+
+  get signal(): AbortSignal {
+    return this.stop.signal();
+  }
+
+  get unclocked(): Unclocked {
+    if (!this.wait) {
+      const { stop, parentUnclocked } = this;
+      // A part's wait for a slot stops its parent's clock too (a preset with a code part).
+      this.wait = parentUnclocked
+        ? (wait, counted) => parentUnclocked(stop.unclocked(wait, counted), counted)
+        : (wait, counted) => stop.unclocked(wait, counted);
+    }
+    return this.wait;
+  }
+
+  get scorePart(): (part: PartItem) => Promise<RewardResult> {
+    return (this.part ??= (part) => this.scorer.scorePartOf(part, this.stop, this.depth, this.unclocked));
+  }
+}
+
+/**
+ * One listener on the caller's signal for a whole batch, fanned out to its items through a
+ * Cancel (a Set of listeners, no EventTarget).
+ */
+function fanOut(outer?: AbortLike): { signal?: AbortLike; release: () => void } {
   if (!outer) return { release: () => {} };
-  const ac = new AbortController();
-  setMaxListeners(0, ac.signal);
-  const onAbort = () => ac.abort(outer.reason);
+  const c = new Cancel();
+  const onAbort = () => c.abort(outer.reason);
   if (outer.aborted) onAbort();
   else outer.addEventListener("abort", onAbort, { once: true });
-  return { signal: ac.signal, release: () => outer.removeEventListener("abort", onAbort) };
+  return { signal: c, release: () => outer.removeEventListener("abort", onAbort) };
 }
 
 function fromOutcome(t0: number, id: RewardItem["id"], name: string, outcome: Outcome, log: Logger): RewardResult {

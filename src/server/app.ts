@@ -2,15 +2,13 @@
  * The HTTP layer. It knows the contract (openapi.yaml) and the runtime (registry, scorer,
  * services); it knows no single verifier. The routes themselves are listed in routes/index.ts.
  */
-import express, { type Request, type Response, type NextFunction, type RequestHandler } from "express";
-import { pinoHttp } from "pino-http";
-import type { Logger } from "pino";
-import { randomUUID } from "node:crypto";
+import express, { type Request, type Response, type NextFunction } from "express";
 import type { Config } from "../core/config.js";
 import type { Runtime } from "../core/runtime.js";
 import { Metrics } from "./metrics.js";
 import { HttpError } from "./errors.js";
-import { bearerAuth, keyFromPath, loggedUrl } from "./auth.js";
+import { bearerAuth, keyFromPath } from "./auth.js";
+import { requestLog } from "./request-log.js";
 import { InflightLimiter } from "./limits.js";
 import { routeDeps } from "./http.js";
 import { declaredBodyTypes, sameOriginWrites } from "./origin.js";
@@ -35,8 +33,7 @@ export function createApp(runtime: Runtime): AppHandle {
   app.set("etag", false);
 
   app.use(keyFromPath()); // before the logger: a key in the URL is never logged
-  app.use(requestLog(log, config.apiKeys));
-  app.use(requestMetrics(metrics));
+  app.use(requestLog(app, log, config.apiKeys, metrics)); // one log line and one metrics observation per request
   // No cross-site writes: another origin's page may not POST here (preflights for the allowed ones).
   app.use(sameOriginWrites(config.allowedOrigins));
   app.get("/healthz", (_req, res) => {
@@ -62,38 +59,6 @@ export function createApp(runtime: Runtime): AppHandle {
   });
   app.use(errorHandler(config, metrics));
   return { app, metrics, limiter };
-}
-
-/** One log line per request, with a request id (echoed as X-Request-Id). */
-function requestLog(log: Logger, keys: readonly string[]): RequestHandler {
-  return pinoHttp({
-    logger: log,
-    genReqId: (req, res) => {
-      const incoming = req.headers["x-request-id"];
-      const id = typeof incoming === "string" && /^[\w.-]{1,128}$/.test(incoming) ? incoming : randomUUID();
-      res.setHeader("X-Request-Id", id);
-      return id;
-    },
-    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? "error" : res.statusCode >= 400 ? "warn" : "info"),
-    serializers: {
-      req: (req) => ({ id: req.id, method: req.method, url: loggedUrl(req.url, keys) }),
-      res: (res) => ({ statusCode: res.statusCode }),
-    },
-    autoLogging: { ignore: (req) => req.url === "/healthz" || req.url === "/readyz" || req.url === "/metrics" },
-  });
-}
-
-/** Request metrics by route template (never the raw URL: clients choose those). */
-function requestMetrics(metrics: Metrics): RequestHandler {
-  return (req, res, next) => {
-    const t0 = performance.now();
-    res.on("finish", () => {
-      const path = req.route?.path as string | undefined;
-      const route = path ? (req.baseUrl || "") + path : res.statusCode === 404 ? "unmatched" : "other";
-      metrics.observeRequest(req.method, route, res.statusCode, (performance.now() - t0) / 1000);
-    });
-    next();
-  };
 }
 
 /** Every error leaves as JSON that says what to change; a 5xx is our bug, logged in full. */

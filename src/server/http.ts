@@ -10,6 +10,7 @@ import { check } from "../core/contract.js";
 import { HttpError, fieldOf } from "./errors.js";
 import { depthGuard } from "./depth.js";
 import { pressureRetryS } from "../core/pressure.js";
+import { Cancel } from "../core/deadlines.js";
 import type { InflightLimiter } from "./limits.js";
 import type { Metrics } from "./metrics.js";
 
@@ -131,4 +132,17 @@ export function clientGone(_req: Request, res: Response): AbortSignal {
     if (!res.writableFinished) ac.abort(new Error("client closed the connection"));
   });
   return ac.signal;
+}
+
+/**
+ * clientGone as a Cancel, for what only the scorer reads (POST /reward, /reward/batch, /verify):
+ * made for every request, where an AbortController (an EventTarget) costs more than scoring a
+ * text item; the scorer makes a real AbortSignal only for a verifier that reads ctx.signal.
+ */
+export function clientLeft(_req: Request, res: Response): Cancel {
+  const c = new Cancel();
+  res.once("close", () => {
+    if (!res.writableFinished) c.abort(new Error("client closed the connection"));
+  });
+  return c;
 }

@@ -2,7 +2,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { defineVerifier } from "../../src/core/verifier.js";
 import { afterThink } from "../../src/core/completion.js";
-import { asList, normalizeSliced } from "./normalize.js";
+import { asList, normalize, normalizeSliced, NORMALIZE_SLICE, type NormalizeOptions } from "./normalize.js";
 import { lastBoxed } from "../../src/core/completion.js";
 
 const Options = Type.Object(
@@ -57,11 +57,17 @@ export const exact = defineVerifier({
       return { reward: 0, reason: `no answer found (extract=${o.extract})`, details: { extracted: null } };
     }
     const n = { caseSensitive: o.case_sensitive, whitespace: o.normalize_whitespace, stripPunctuation: o.strip_punctuation };
-    // Sliced: a 1 MiB completion is normalised a slice at a time, the event loop turning between.
-    const got = await normalizeSliced(answer, n);
+    // Sliced: a 1 MiB completion is normalised a slice at a time, the event loop turning between;
+    // a short one at once (no promise to wait on: most answers are a line).
+    const norm = (s: string, o: NormalizeOptions) => (s.length <= NORMALIZE_SLICE ? normalize(s, o) : normalizeSliced(s, o));
+    const g = norm(answer, n);
+    const got = typeof g === "string" ? g : await g;
     const refs = asList(item.reference);
     let hit = -1;
-    for (let i = 0; i < refs.length && hit < 0; i++) if ((await normalizeSliced(refs[i]!, n)) === got) hit = i;
+    for (let i = 0; i < refs.length && hit < 0; i++) {
+      const r = norm(refs[i]!, n);
+      if ((typeof r === "string" ? r : await r) === got) hit = i;
+    }
     return hit >= 0
       ? { reward: 1, reason: "matches the reference", details: { extracted: got, matched: refs[hit] } }
       : { reward: 0, reason: "does not match the reference", details: { extracted: got.slice(0, 512) } };

@@ -16,7 +16,7 @@
 import { Router } from "express";
 import type { RewardResult } from "../../core/types.js";
 import { HttpError } from "../errors.js";
-import { clientGone, type Caller, type RouteDeps } from "../http.js";
+import { clientLeft, type Caller, type RouteDeps } from "../http.js";
 
 /**
  * Who calls /verify: the resources server NeMo-Gym starts (clients/python/assay_client/nemo_gym.py),
@@ -152,7 +152,7 @@ export function nemoGymRoutes({ runtime, body: opening, admit }: RouteDeps): Rou
     if (unknown) throw new HttpError(400, `${unknown}; fix the dataset's verifier column`, "verifier");
     const release = admit(1, [item], NEMO_GYM_CALLER);
     try {
-      const result = await scorer.score(item, { signal: clientGone(req, res) });
+      const result = await scorer.score(item, { signal: clientLeft(req, res) });
       res.json({ ...b, ...verdict(result, b.instance_config), assay: result });
     } finally {
       release();

@@ -1,7 +1,7 @@
 /** POST /reward and POST /reward/batch: the native API over the scorer. */
 import { Router } from "express";
 import { HttpError } from "../errors.js";
-import { clientGone, type RouteDeps } from "../http.js";
+import { clientLeft, type RouteDeps } from "../http.js";
 
 export function rewardRoutes({ runtime, body, admit }: RouteDeps): Router {
   const { scorer, config } = runtime;
@@ -10,7 +10,7 @@ export function rewardRoutes({ runtime, body, admit }: RouteDeps): Router {
   r.post("/reward", body("RewardItem"), async (req, res) => {
     const release = admit(1, [req.body]);
     try {
-      const result = await scorer.score(req.body, { signal: clientGone(req, res) });
+      const result = await scorer.score(req.body, { signal: clientLeft(req, res) });
       // The item is the whole request here: an invalid one is a malformed request.
       if (result.status === "invalid") throw new HttpError(400, result.reason, result.details.field as string | undefined);
       res.json(result);
@@ -26,7 +26,7 @@ export function rewardRoutes({ runtime, body, admit }: RouteDeps): Router {
     }
     const release = admit(items.length, items);
     try {
-      res.json({ results: await scorer.scoreBatch(items, { deadlineMs: deadline_ms, signal: clientGone(req, res) }) });
+      res.json({ results: await scorer.scoreBatch(items, { deadlineMs: deadline_ms, signal: clientLeft(req, res) }) });
     } finally {
       release();
     }

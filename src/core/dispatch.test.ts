@@ -1,0 +1,105 @@
+/**
+ * The scorer's dispatch (issue 38): a batch shares one deadline timer instead of arming one per
+ * item, and keeps every per-item rule: each item's own deadline counted from its own start, the
+ * caller's abort, results in input order, nothing that throws.
+ */
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import { testRuntime } from "../../tests/helpers.js";
+import { Cancel, Deadlines } from "./deadlines.js";
+
+const rt = await testRuntime();
+after(() => rt.close());
+
+/** How many times `setTimeout` is called while `f` runs. */
+async function timersArmed<T>(f: () => Promise<T>): Promise<{ out: T; armed: number }> {
+  const real = globalThis.setTimeout;
+  let armed = 0;
+  globalThis.setTimeout = ((...args: Parameters<typeof real>) => {
+    armed++;
+    return real(...args);
+  }) as typeof real;
+  try {
+    return { out: await f(), armed };
+  } finally {
+    globalThis.setTimeout = real;
+  }
+}
+
+test("a batch of 256 quick items arms a timer or two, not one per item", async () => {
+  const items = Array.from({ length: 256 }, (_, i) => ({ id: i, verifier: "exact", response: `The answer is ${i % 7}`, reference: `the answer is ${i % 5}` }));
+  await rt.scorer.scoreBatch(items.slice(0, 8)); // warm: compile, first-use caches
+  const { out, armed } = await timersArmed(() => rt.scorer.scoreBatch(items));
+  assert.deepEqual(out.map((r) => r.id), items.map((it) => it.id));
+  assert.deepEqual(out.map((r) => r.reward), items.map((_, i) => (i % 7 === i % 5 ? 1 : 0)));
+  assert.ok(armed <= 4, `${armed} timers armed for 256 items`);
+});
+
+test("each item keeps its own deadline inside a shared batch", async () => {
+  const sleep = (ms: number, deadline_ms?: number) => ({ verifier: "test-sleep", response: "", options: { ms }, ...(deadline_ms ? { deadline_ms } : {}) });
+  // Concurrency 1 would serialise; the default runs them side by side: the 40 ms item ends at its
+  // deadline while the quick one and the long-deadline one finish; the batch default covers the rest.
+  const t0 = Date.now();
+  const out = await rt.scorer.scoreBatch([sleep(2_000, 40), sleep(5), sleep(60, 5_000), sleep(2_000)], { deadlineMs: 120 });
+  const ms = Date.now() - t0;
+  assert.deepEqual(out.map((r) => [r.status, r.reward]), [["error", null], ["ok", 1], ["ok", 1], ["error", null]]);
+  assert.match(out[0]!.reason, /deadline of 40 ms exceeded/);
+  assert.match(out[3]!.reason, /deadline of 120 ms exceeded/);
+  assert.equal(out[0]!.details.deadline_ms, 40);
+  assert.ok(ms < 1_900, `the batch waited ${ms} ms for items whose deadlines had passed`);
+});
+
+test("an item that starts late in a batch counts its deadline from its own start", async () => {
+  const low = await testRuntime({ env: { ASSAY_BATCH_CONCURRENCY: "1" } });
+  try {
+    // One at a time: three 50 ms items under an 80 ms deadline each all finish, though the last
+    // starts 100 ms after the batch did.
+    const out = await low.scorer.scoreBatch(Array.from({ length: 3 }, () => ({ verifier: "test-sleep", response: "", options: { ms: 50 }, deadline_ms: 80 })));
+    assert.deepEqual(out.map((r) => r.status), ["ok", "ok", "ok"], JSON.stringify(out.map((r) => r.reason)));
+  } finally {
+    await low.close();
+  }
+});
+
+test("the caller's abort ends a batch's items as errors (null), never as 0", async () => {
+  const cancel = new Cancel();
+  const pending = rt.scorer.scoreBatch(Array.from({ length: 5 }, () => ({ verifier: "test-sleep", response: "", options: { ms: 5_000 } })), { signal: cancel });
+  setTimeout(() => cancel.abort(new Error("client closed the connection")), 20);
+  const out = await pending;
+  assert.deepEqual(out.map((r) => [r.status, r.reward]), Array(5).fill(["error", null]));
+  assert.match(out[0]!.reason, /aborted by the client/);
+  // A real AbortSignal works the same (jobs pass one).
+  const ac = new AbortController();
+  ac.abort();
+  const [r] = await rt.scorer.scoreBatch([{ verifier: "exact", response: "a", reference: "a" }], { signal: ac.signal });
+  assert.equal(r!.status, "error");
+});
+
+test("Deadlines: one timer, each due item expired once, re-armed for the next, idle when empty", async () => {
+  const d = new Deadlines();
+  const fired: string[] = [];
+  const due = (name: string, inMs: number) => ({ due: Date.now() + inMs, expire: () => fired.push(name) });
+  const a = due("a", 10), b = due("b", 30), c = due("c", 20);
+  d.add(b);
+  d.add(a);
+  d.add(c);
+  d.delete(c);
+  assert.equal(d.size, 2);
+  await new Promise((r) => setTimeout(r, 80));
+  assert.deepEqual(fired, ["a", "b"]);
+  assert.equal(d.size, 0);
+});
+
+test("Cancel: listeners called once on abort, removed ones not at all", () => {
+  const c = new Cancel();
+  let n = 0;
+  const gone = () => (n += 100);
+  c.addEventListener("abort", () => n++);
+  c.addEventListener("abort", gone);
+  c.removeEventListener("abort", gone);
+  c.abort(new Error("x"));
+  c.abort(new Error("again"));
+  assert.equal(n, 1);
+  assert.equal(c.aborted, true);
+  assert.equal((c.reason as Error).message, "x");
+});
