@@ -89,6 +89,14 @@ function suite(name: string, open: () => Promise<Opened>) {
         assert.equal(randoms.size, 2, "two runs drew the same first random number: the random state is shared");
       });
 
+      test("a correct program that uses multiprocessing (semaphores in /dev/shm) scores as it would bare", async () => {
+        // The warm bwrap slot once had root's 0755 /dev/shm: multiprocessing.Lock() failed with
+        // PermissionError for the program's uid 65534, a correct program earning 0.
+        const r = await run("import multiprocessing as mp\nlock = mp.Lock()\nwith lock:\n    q = mp.Queue()\n    q.put(6 * 7)\n    print(q.get())");
+        assert.equal(r.status, "finished", `${r.message ?? ""} ${r.stderr}`);
+        assert.equal(r.stdout.trim(), "42", r.stderr);
+      });
+
       test("a child process left running is gone before the next run, and the slot still serves", async () => {
         const p = await run("import subprocess\nsubprocess.Popen(['sleep', '60'])\nprint('left')");
         assert.equal(p.status, "finished", p.stderr);

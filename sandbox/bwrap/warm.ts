@@ -63,6 +63,10 @@ export function warmArgv(s: WarmSpec): string[] {
     "--die-with-parent", "--new-session", "--as-pid-1",
     "--ro-bind", s.rootfs, "/",
     "--proc", "/proc", "--dev", "/dev",
+    // /dev/shm as Docker has it: a world-writable sticky tmpfs (the program runs as uid 65534, and
+    // --dev's own /dev/shm is root's 0755 here, with no user namespace: multiprocessing's
+    // semaphores and any shm_open would fail a correct program). The runner empties it per run.
+    "--size", String(s.scratchMb * 1024 * 1024), "--perms", "1777", "--tmpfs", "/dev/shm",
     "--size", String(s.scratchMb * 1024 * 1024), "--perms", "0755", "--tmpfs", "/sandbox",
     ...cg,
     "--chdir", "/sandbox",
