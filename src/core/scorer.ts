@@ -337,7 +337,8 @@ class Stopper implements Due {
     const resume = (ownMs: number) => {
       if (ownMs > 0) {
         const end = Date.now();
-        const charge = Math.max(0, end - Math.max(end - ownMs, this.chargedUntil));
+        // whole ms (rounded up): deadlines stay integers for whoever turns them into a timeout
+        const charge = Math.ceil(Math.max(0, end - Math.max(end - ownMs, this.chargedUntil)));
         this.chargedUntil = Math.max(this.chargedUntil, end);
         this.left = Math.max(0, this.left - charge);
         // The item's own work alone outlasted its deadline: it ends now, before its result is used.

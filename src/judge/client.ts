@@ -236,7 +236,9 @@ export class Judge {
     if (deadline === undefined) return this.settings.timeoutMs;
     const left = deadline - Date.now();
     if (left <= 0) throw new JudgeError(`judge: the item's deadline passed${lastProblem ? ` (last problem: ${lastProblem})` : ""}`);
-    return Math.min(this.settings.timeoutMs, left);
+    // Whole milliseconds: a deadline may fall between two (an item's own time is charged in
+    // fractions of a ms) and the HTTP client's timeout must be an integer.
+    return Math.max(1, Math.floor(Math.min(this.settings.timeoutMs, left)));
   }
 
   private async backoff(attempt: number, retryAfterMs: number | undefined, opts: AskOptions, ep: Endpoint, problem: string): Promise<void> {
