@@ -25,7 +25,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { runnerSourceText } from "../paths.js";
 import type { RunnerJob } from "../job.js";
-import { lines } from "../docker/worker.js";
+import { runnerReplies } from "../docker/worker.js";
 
 /** The runner's capabilities: those a Docker container's runner keeps (sandbox/docker/worker.ts). */
 const CAPS = ["CAP_SETUID", "CAP_SETGID", "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_KILL"];
@@ -115,23 +115,11 @@ export class WarmSlot {
     });
     this.ready.catch(() => {});
     this.gone = new Promise((res) => this.child.once("close", () => res()));
-    let gotReady = false;
     this.child.stderr!.on("data", (d: Buffer) => {
       this.stderrTail = (this.stderrTail + d.toString("utf8")).slice(-2000);
     });
     this.child.stdin!.on("error", () => {});
-    this.child.stdout!.on("data", lines((line) => {
-      let msg: any;
-      try {
-        msg = JSON.parse(line);
-      } catch {
-        return;
-      }
-      if (!gotReady && msg.ready) {
-        gotReady = true;
-        readyResolve();
-        return;
-      }
+    this.child.stdout!.on("data", runnerReplies(() => readyResolve(), (msg) => {
       const p = this.pending;
       this.pending = null;
       p?.resolve(msg);

@@ -72,6 +72,28 @@ export function lines(onLine: (line: string) => void): (chunk: Buffer) => void {
   };
 }
 
+/**
+ * The runner's stdout as both backends read it: JSON lines, the first `{"ready": …}` one resolving
+ * the start, every later one the reply to the run in flight (lines that are not JSON are skipped).
+ */
+export function runnerReplies(onReady: () => void, onReply: (msg: any) => void): (chunk: Buffer) => void {
+  let gotReady = false;
+  return lines((line) => {
+    let msg: any;
+    try {
+      msg = JSON.parse(line);
+    } catch {
+      return;
+    }
+    if (!gotReady && msg.ready) {
+      gotReady = true;
+      onReady();
+      return;
+    }
+    onReply(msg);
+  });
+}
+
 /** One warm container and its attached runner. */
 export class Worker {
   private pending: Pending | null = null;
@@ -100,19 +122,7 @@ export class Worker {
       readyReject = rej;
     });
     this.ready.catch(() => {});
-    let gotReady = false;
-    out.on("data", lines((line) => {
-      let msg: any;
-      try {
-        msg = JSON.parse(line);
-      } catch {
-        return;
-      }
-      if (!gotReady && msg.ready) {
-        gotReady = true;
-        readyResolve();
-        return;
-      }
+    out.on("data", runnerReplies(() => readyResolve(), (msg) => {
       const p = this.pending;
       this.pending = null;
       p?.resolve(msg);
