@@ -83,6 +83,14 @@ def need(module: str):
     return pytest.importorskip(module, reason=f"{module} is not installed (bash scripts/setup-python.sh)")
 
 
+def need_docker() -> None:
+    """Skips without a Docker engine on a laptop; fails under CI=true, where .ci/run starts one."""
+    if subprocess.run(["docker", "info"], capture_output=True).returncode != 0:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI=true but no Docker engine answers")
+        pytest.skip("no Docker engine here")
+
+
 # ---- a scripted fake server -------------------------------------------------------------------
 
 Reply = Tuple[int, dict, Optional[bytes]]  # status, headers, body; status 0 = drop the connection

@@ -40,7 +40,7 @@ import time
 
 import pytest
 
-from conftest import free_port, need, serve_assay
+from conftest import free_port, need, need_docker, serve_assay
 
 aiohttp = need("aiohttp")
 requests = need("requests")
@@ -153,10 +153,7 @@ async def get_response_json(response):
 
 @pytest.fixture(scope="module")
 def pool4_url():
-    if subprocess.run(["docker", "info"], capture_output=True).returncode != 0:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI=true but no Docker engine answers")
-        pytest.skip("no Docker engine here")
+    need_docker()
     # ASSAY_SANDBOX_MAX_WAIT_MS=0: /reward refuses any code work that would wait for a slot, so
     # the backlog below is past the admission bound however its length is estimated (the estimate
     # learns run lengths: 24 loops after quick programs read short, after loops long).

@@ -30,7 +30,7 @@ from functools import partial
 import pytest
 
 from assay_client import verl
-from conftest import need, serve_assay
+from conftest import need, need_docker, serve_assay
 
 
 def _call_with_kwargs(raw_fn, extra_kwargs, *args, **kwargs):
@@ -227,11 +227,7 @@ def verdict(api_response, error, expected):
 @pytest.fixture(scope="module")
 def docker_assay_url():
     """A second live server on the real docker sandbox, with a small pool so requests queue."""
-    probe = subprocess.run(["docker", "info"], capture_output=True)
-    if probe.returncode != 0:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI=true but no Docker engine answers")
-        pytest.skip("no Docker engine here")
+    need_docker()
     with serve_assay(ASSAY_SANDBOX="docker", ASSAY_SANDBOX_POOL="2", ASSAY_RUN_CODE_CALLER_SLACK_MS="3000") as url:
         yield url
 

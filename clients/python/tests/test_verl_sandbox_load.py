@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conftest import need, serve_assay
+from conftest import need, need_docker, serve_assay
 
 need("requests")
 import verl_sandbox_fusion as verl_sf  # noqa: E402  (imports requests)
@@ -26,10 +26,7 @@ ADD = "a, b = map(int, input().split())\nprint(a + b)"
 
 @pytest.fixture(scope="module")
 def pool4_url():
-    if subprocess.run(["docker", "info"], capture_output=True).returncode != 0:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI=true but no Docker engine answers")
-        pytest.skip("no Docker engine here")
+    need_docker()
     with serve_assay(ASSAY_SANDBOX="docker", ASSAY_SANDBOX_POOL="4") as url:
         yield url
 
