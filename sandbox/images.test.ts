@@ -63,7 +63,7 @@ test("build progress is printed as package n of m, from apt's count and debootst
   for (const pkg of ["libc6", "python3"]) q(`I: Validating ${pkg} 1.0`);
   for (const pkg of ["libc6", "python3"]) q(`I: Unpacking ${pkg}...`);
   assert.ok(d.includes("base: validating package 1 (libc6)"), d.join("\n"));
-  assert.ok(d.includes("base: unpacking package 2 of 2 (python3...)"), d.join("\n"));
+  assert.ok(d.includes("base: unpacking package 2 of 2 (python3)"), d.join("\n"));
   assert.ok(!d.some((l) => /InRelease/.test(l)), "index files are not packages");
 });
 

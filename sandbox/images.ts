@@ -186,7 +186,7 @@ export function progress(name: string, log: Log): (line: string) => void {
       const now = Date.now();
       if (k === 1 || k === of || now - (shown[phase] ?? 0) >= 1000) {
         shown[phase] = now;
-        log(`${name}: ${phase} package ${k}${of >= k ? ` of ${of}` : ""} (${m[1]})`);
+        log(`${name}: ${phase} package ${k}${of >= k ? ` of ${of}` : ""} (${m[1].replace(/\.+$/, "")})`);
       }
       return;
     }
