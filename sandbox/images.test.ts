@@ -49,6 +49,8 @@ test("a layer's hash covers its base's: editing the base makes every image new, 
 test("build progress is printed as package n of m, from apt's count and debootstrap's", () => {
   const lines: string[] = [];
   const p = progress("cpp", (l) => lines.push(l));
+  p("Get:1 http://deb.debian.org/debian bookworm InRelease [151 kB]");
+  p("Get:2 http://deb.debian.org/debian bookworm/main amd64 Packages [8788 kB]");
   p("0 upgraded, 3 newly installed, 0 to remove and 0 not upgraded.");
   p("Get:1 http://deb.debian.org/debian bookworm/main amd64 libisl23 amd64 0.25-1.1 [683 kB]");
   for (const pkg of ["libisl23", "cpp-12", "g++"]) p(`Unpacking ${pkg} (1.0) ...`);
@@ -57,6 +59,7 @@ test("build progress is printed as package n of m, from apt's count and debootst
   assert.ok(lines.includes("cpp: downloading package 1 of 3 (libisl23)"), lines.join("\n"));
   assert.ok(lines.includes("cpp: unpacking package 3 of 3 (g++)"), lines.join("\n"));
   assert.ok(lines.includes("cpp: configuring package 3 of 3 (g++)"), lines.join("\n"));
+  assert.ok(!lines.some((l) => /InRelease|Packages|\[/.test(l)), `apt-get update's index files are not packages:\n${lines.join("\n")}`);
   const d: string[] = [];
   const q = progress("base", (l) => d.push(l));
   q("I: Retrieving InRelease");

@@ -173,14 +173,15 @@ export function progress(name: string, log: Log): (line: string) => void {
     const n = /^\d+ upgraded, (\d+) newly installed/.exec(line);
     if (n) {
       total = Number(n[1]);
+      for (const k of Object.keys(count)) delete count[k]; // what came before was `apt-get update`
       log(`${name}: ${total} packages to install`);
       return;
     }
     for (const [re, phase] of phases) {
       const m = re.exec(line);
       if (!m) continue;
-      // debootstrap's index files, not packages.
-      if (/^(?:In)?Release(?:\.gpg)?$|^Packages/.test(m[1])) return;
+      // Index files (debootstrap's, and `apt-get update`'s "Get:1 <url> bookworm InRelease [151 kB]"), not packages.
+      if (/^(?:In)?Release(?:\.gpg)?$|^Packages|^\[/.test(m[1])) return;
       const k = (count[phase] = (count[phase] ?? 0) + 1);
       const of = total || (phase === "validating" || phase === "downloading" ? 0 : count.validating ?? 0);
       const now = Date.now();
