@@ -217,8 +217,8 @@ async function buildFromRegistry(r: Recipe, tag: string, log: Log, c: ImageConfi
   }
 }
 
-/** Package caches, docs and locales: never used by a sandboxed program. */
-const SLIM = ["var/cache/apt/archives", "var/lib/apt/lists", "usr/share/doc", "usr/share/man", "usr/share/locale"];
+/** Package caches (apt's own binary caches, 75 MB, included), docs and locales: never used by a sandboxed program. */
+const SLIM = ["var/cache/apt/archives", "var/cache/apt/pkgcache.bin", "var/cache/apt/srcpkgcache.bin", "var/lib/apt/lists", "usr/share/doc", "usr/share/man", "usr/share/locale"];
 
 function aptDirs(c: Pick<ImageConfig, "rootfs">): { archives: string; lists: string; lock: string } {
   const apt = aptCacheDir(c);
@@ -373,6 +373,8 @@ async function exportRootfs(r: Recipe, tag: string, dir: string, log: Log): Prom
 
 export interface BuildOptions {
   force?: boolean;
+  /** With force: only these recipes are rebuilt (buildAll: those asked for). */
+  forced?: string[];
   /** Every recipe (default: sandbox/images); a layer's base is looked up among them. */
   recipes?: Recipe[];
 }
@@ -406,8 +408,10 @@ export class ImageBuilder {
     const tag = imageTag(r, recipes);
     const dir = rootfsDir(r, c, recipes);
     const t0 = Date.now();
-    const haveImage = !this.opts.force && (await imageExists(tag));
-    const haveRootfs = !this.opts.force && hasPython(dir);
+    // --force rebuilds the images asked for, not the base they are built on.
+    const force = this.opts.force && (!this.opts.forced || this.opts.forced.includes(r.name));
+    const haveImage = !force && (await imageExists(tag));
+    const haveRootfs = !force && hasPython(dir);
     if (haveImage && haveRootfs) {
       log(`${r.name}: ${tag} already built`);
       return tag;
@@ -448,15 +452,15 @@ export class ImageBuilder {
 
 /** Builds one recipe's image (and its base's, first, if it has one). Returns the tag. */
 export function buildImage(r: Recipe, c: ImageConfig, log: Log, opts: BuildOptions = {}): Promise<string> {
-  return new ImageBuilder(c, log, opts).build(r);
+  return new ImageBuilder(c, log, { forced: [r.name], ...opts }).build(r);
 }
 
 /** Builds the recipes (all, or those named): the base once, then each layer on it. */
 export async function buildAll(c: ImageConfig, log: Log, opts: BuildOptions & { only?: string[] } = {}): Promise<string[]> {
-  const b = new ImageBuilder(c, log, opts);
-  const all = b.recipes;
+  const all = opts.recipes ?? loadRecipes();
   const unknown = (opts.only ?? []).filter((n) => !all.some((r) => r.name === n));
   if (unknown.length) throw new Error(`no recipe named ${unknown.join(", ")}; recipes: ${all.map((r) => r.name).join(", ")}`);
   const recipes = all.filter((r) => !opts.only?.length || opts.only.includes(r.name));
+  const b = new ImageBuilder(c, log, { ...opts, recipes: all, forced: opts.forced ?? recipes.map((r) => r.name) });
   return Promise.all(recipes.map((r) => b.build(r)));
 }

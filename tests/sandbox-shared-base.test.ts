@@ -84,6 +84,8 @@ test("two language images from the shared base: the second reuses it (no second 
     const dirB = rootfsDir(b, c, recipes);
     assert.ok(existsSync(join(dirB, "usr", "bin", "jq")) && existsSync(join(dirB, "usr", "bin", "python3")));
     assert.ok(existsSync(join(dirA, "usr", "bin", "bc")) && !existsSync(join(dirA, "usr", "bin", "jq")));
+    assert.ok(!existsSync(join(dirB, "var", "cache", "apt", "pkgcache.bin")), "apt's 75 MB binary caches are not kept");
+    assert.equal(docker("run", "--rm", "--network", "none", tagB, "sh", "-c", "ls /var/cache/apt"), "", "nor in the image's layer");
     assert.ok(!existsSync(join(rootfsDir(base, c, recipes), "usr", "bin", "jq")), "the base is untouched");
 
     // Built again: nothing to do.
