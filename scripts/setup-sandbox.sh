@@ -62,7 +62,7 @@ docker_cpu_weight 2>/dev/null && echo "setup-sandbox: the docker cgroup weighs 1
 
 # The sandbox images: by default python and cpp (what the README's examples and the default
 # verifiers need); `bash scripts/setup.sh --lang all` (CI: .ci/run) or `--lang java,go` for more,
-# or later `node_modules/.bin/assay sandbox build --lang all` (any arguments of this script go to
+# or later `node dist/src/cli/main.js sandbox build --lang all` (any arguments of this script go to
 # `assay sandbox build`). One base is debootstrapped and each language image adds its packages on
 # it, with one shared apt cache; an image already built is skipped. Progress: package n of m.
 node dist/src/cli/main.js sandbox build "$@"
