@@ -2,8 +2,8 @@
 # Sandboxes for the code verifier: a Docker engine with the sandbox images, and bubblewrap.
 # Idempotent and non-interactive: installs what is missing, starts dockerd if no engine
 # answers (no bridge, no iptables: every sandbox container runs with NetworkMode none), and
-# builds every language's image with `npx assay sandbox build --lang all`, which skips images
-# that already exist.
+# builds the python and cpp images (`--lang all` or `--lang java,go` as arguments: those too),
+# skipping images that already exist.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
@@ -13,7 +13,7 @@ need=()
 command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
-command -v prlimit >/dev/null 2>&1 || need+=(util-linux)
+command -v prlimit >/dev/null 2>&1 && command -v unshare >/dev/null 2>&1 && command -v flock >/dev/null 2>&1 || need+=(util-linux) # prlimit; unshare and flock build the image layers
 command -v openssl >/dev/null 2>&1 || need+=(openssl)  # scripts/docker2.sh: the test engine's TLS certificates
 # libseccomp for Debian's python3: the bwrap backend builds its seccomp filter with it.
 /usr/bin/python3 -c 'import seccomp' >/dev/null 2>&1 || need+=(python3-seccomp)
@@ -60,7 +60,9 @@ docker_cpu_weight() {
 docker_cpu_weight 2>/dev/null && echo "setup-sandbox: the docker cgroup weighs 10 host processes (CPU share under load)" \
   || echo "setup-sandbox: could not set the docker cgroup's CPU weight; under heavy host load containers get little CPU (sandbox/README.md#time-limits)" >&2
 
-# Every language's image (tests/languages.test.ts runs each; under CI=true a missing one fails):
-# the recipes build in parallel, about 6-8 minutes in all on a 2-core machine, each skipped once
-# built. `npx assay sandbox build` alone builds only python and cpp.
-npx --no-install assay sandbox build --lang all
+# The sandbox images: by default python and cpp (what the README's examples and the default
+# verifiers need); `bash scripts/setup.sh --lang all` (CI: .ci/run) or `--lang java,go` for more,
+# or later `node dist/src/cli/main.js sandbox build --lang all` (any arguments of this script go to
+# `assay sandbox build`). One base is debootstrapped and each language image adds its packages on
+# it, with one shared apt cache; an image already built is skipped. Progress: package n of m.
+node dist/src/cli/main.js sandbox build "$@"

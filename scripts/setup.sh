@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Everything a fresh machine needs before `npm test`: the README's install step and CI's.
 # Idempotent: a second run skips what is already there.
+#   bash scripts/setup.sh                # sandbox images for python and cpp
+#   bash scripts/setup.sh --lang all     # every language's image (CI; `--lang java,go`: those)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,8 +21,8 @@ fi
 bash scripts/setup-browser.sh # Debian's chromium, for the UI's end-to-end tests
 bash scripts/setup-python.sh  # the Python client, pytest and the GRPO trainer stack (TRL, torch CPU)
 
-# Sandboxes for the code verifier (Docker engine + images, bubblewrap).
-bash scripts/setup-sandbox.sh
+# Sandboxes for the code verifier (Docker engine + images, bubblewrap); arguments: which images.
+bash scripts/setup-sandbox.sh "$@"
 
 # PostgreSQL for the sql verifier (a loopback cluster, a test database, a SELECT-only role).
 bash scripts/setup-postgres.sh
