@@ -136,8 +136,11 @@ export class SqlService {
    * pgPoolSize per database, with the backlog in one ledger (made on the first query).
    */
   private pgGate: Gate | null = null;
-  /** Gold queries actually executed, and served from the cache (tests, GET /databases). */
-  readonly counters = { goldRuns: 0, goldHits: 0, queries: 0 };
+  /**
+   * Gold queries actually executed, and served from the cache (tests, GET /databases); model
+   * results that matched the gold's digest and came back without rows; database files stat'ed.
+   */
+  readonly counters = { goldRuns: 0, goldHits: 0, queries: 0, matched: 0, stats: 0 };
 
   constructor(readonly opts: SqlServiceOptions) {
     this.gold = new LRUCache({
@@ -210,6 +213,7 @@ export class SqlService {
     if (!e) return undefined;
     if (e.engine === "sqlite" && !this.statted.has(e)) {
       try {
+        this.counters.stats++;
         const st = statSync(e.location);
         e.version = `${st.ino}:${st.size}:${st.mtimeMs}`;
       } catch {
@@ -309,7 +313,9 @@ export class SqlService {
         // its run, which the pool itself stops at what was left of the deadline, counted in CPU
         // time and in wall-clock time not spent waiting for a CPU. A busy machine slows the query
         // but cannot make its item null.
-        return await (o.queued ? o.queued(running) : running);
+        const r = await (o.queued ? o.queued(running) : running);
+        if (r.ok && r.matched) this.counters.matched++;
+        return r;
       } catch (err) {
         if (err instanceof TaskTimeout) {
           if (err.started) {
