@@ -19,7 +19,7 @@
  *   npx tsx bench/sql.ts [--pairs 1600] [--scale 1] [--workers 2] [--only warm|cold]
  *
  * `--only warm` (or cold) runs that verifier path alone, without the baselines: for profiling
- * (`node --cpu-prof --import tsx bench/sql.ts --only warm`; see bench/README.md).
+ * (`node --cpu-prof --import tsx bench/sql-profile.ts --only warm`: see there and bench/README.md).
  */
 import Database from "better-sqlite3";
 import { spawnSync } from "node:child_process";
