@@ -16,7 +16,10 @@
  *
  * Each figure is the best of 3 rounds of --pairs pairs (default 1600 = 100 groups of 16).
  *
- *   npx tsx bench/sql.ts [--pairs 1600] [--scale 1] [--workers 2]
+ *   npx tsx bench/sql.ts [--pairs 1600] [--scale 1] [--workers 2] [--only warm|cold]
+ *
+ * `--only warm` (or cold) runs that verifier path alone, without the baselines: for profiling
+ * (`node --cpu-prof --import tsx bench/sql-profile.ts --only warm`: see there and bench/README.md).
  */
 import Database from "better-sqlite3";
 import { spawnSync } from "node:child_process";
@@ -37,6 +40,8 @@ const scale = Number(process.argv[process.argv.indexOf("--scale") + 1]) || 1;
 const n = (x: number) => Math.max(1, Math.round(x * scale));
 const workers = Number(process.argv[process.argv.indexOf("--workers") + 1]) || 2;
 const ROUNDS = 3;
+const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : null;
+if (only !== null && only !== "warm" && only !== "cold") throw new Error("--only takes warm or cold");
 
 /**
  * BIRD's evaluation loop as BIRD runs it per pair (AlibabaResearch/DAMO-ConvAI, bird/llm/src/
@@ -212,6 +217,12 @@ async function main() {
     }
     return top!;
   };
+  if (only) {
+    const f = await best(() => verifier(only === "cold"));
+    console.log(`${only}: ${f.rate.toFixed(0)} pairs/s; CPU µs/pair: server ${f.cpuUs.toFixed(0)}, SQLite processes ${f.workerUs?.toFixed(0) ?? "-"}`);
+    await runtime.close();
+    return;
+  }
   const bird = birdLoop(dir, path, pairs(pairsArg, false));
   const base = await best(() => direct(path, pairs(pairsArg, false)));
   const cached = await best(() => verifier(false));

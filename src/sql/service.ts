@@ -18,6 +18,7 @@ import type { SandboxLoad } from "../../sandbox/types.js";
 import { SqlitePool, TaskTimeout, ProcessExited } from "./sqlite-pool.js";
 import { PostgresEngine, UnsafeRoleError, ConnectionBudgetError, serverOf, type PgOutcome } from "./postgres.js";
 import { tokenize } from "./lex.js";
+import type { DigestRule } from "./digest.js";
 import { DB_ID, type DatabaseInfo, type QueryOutcome, type SchemaTable } from "./types.js";
 import type { Config } from "../core/config.js";
 
@@ -92,6 +93,11 @@ export interface QueryOptions {
    * that cannot start by the deadline is MachineryError.
    */
   queued?: <T>(wait: Promise<T>) => Promise<T>;
+  /**
+   * The gold result's digest under the comparison's rule (src/sql/digest.ts): on SQLite a result
+   * with the same digest comes back without its rows (`matched`). PostgreSQL ignores it.
+   */
+  digest?: DigestRule & { gold: string };
 }
 
 export type Upload =
@@ -130,8 +136,11 @@ export class SqlService {
    * pgPoolSize per database, with the backlog in one ledger (made on the first query).
    */
   private pgGate: Gate | null = null;
-  /** Gold queries actually executed, and served from the cache (tests, GET /databases). */
-  readonly counters = { goldRuns: 0, goldHits: 0, queries: 0 };
+  /**
+   * Gold queries actually executed, and served from the cache (tests, GET /databases); model
+   * results that matched the gold's digest and came back without rows; database files stat'ed.
+   */
+  readonly counters = { goldRuns: 0, goldHits: 0, queries: 0, matched: 0, stats: 0 };
 
   constructor(readonly opts: SqlServiceOptions) {
     this.gold = new LRUCache({
@@ -202,16 +211,41 @@ export class SqlService {
       e = this.entries.get(id);
     }
     if (!e) return undefined;
-    if (e.engine === "sqlite") {
+    if (e.engine === "sqlite" && !this.statted.has(e)) {
       try {
+        this.counters.stats++;
         const st = statSync(e.location);
         e.version = `${st.ino}:${st.size}:${st.mtimeMs}`;
       } catch {
         this.entries.delete(id);
         return undefined;
       }
+      this.statted.add(e);
+      this.unstat ??= setImmediate(() => {
+        this.statted.clear();
+        this.unstat = null;
+      }).unref();
     }
     return e;
+  }
+
+  /**
+   * SQLite entries whose file was stat'ed in this turn of the event loop: the version holds until
+   * the next turn, so the items a batch starts together (each looking its database up three
+   * times) share one statSync per database, and a file replaced between two turns is seen.
+   */
+  private readonly statted = new Set<Entry>();
+  private unstat: NodeJS.Immediate | null = null;
+
+  /**
+   * Whether the gold query's result is at hand: cached, or being run for another item (so the
+   * model's query can wait for it and go with its digest). SQLite only; false when unknown.
+   */
+  goldAtHand(id: string, sql: string): boolean {
+    const e = this.lookup(id);
+    if (!e || e.engine !== "sqlite") return false;
+    const key = goldKey(e, "", sql);
+    return this.gold.has(key) || this.inflight.has(key);
   }
 
   /** The database or UnknownDatabaseError. */
@@ -272,14 +306,16 @@ export class SqlService {
       const limit = () => (limitMs = Math.max(1, Math.min(this.opts.timeoutMs, o.deadline - Date.now())));
       try {
         const running = this.engineSqlite().query(
-          { kind: "query", path: e.location, version: e.version, sql, ...caps },
+          { kind: "query", path: e.location, version: e.version, sql, ...caps, ...(o.digest ? { digest: o.digest } : {}) },
           { limitMs: limit, netMs: () => Math.max(limitMs, Math.min(limitMs * 2 + 1_000, o.deadline - Date.now())), expectMs: this.opts.timeoutMs, startBy: o.queued ? undefined : o.deadline, signal: o.signal },
         );
         // With `queued`, the item's clock stops for the whole query: its wait for a process, and
         // its run, which the pool itself stops at what was left of the deadline, counted in CPU
         // time and in wall-clock time not spent waiting for a CPU. A busy machine slows the query
         // but cannot make its item null.
-        return await (o.queued ? o.queued(running) : running);
+        const r = await (o.queued ? o.queued(running) : running);
+        if (r.ok && r.matched) this.counters.matched++;
+        return r;
       } catch (err) {
         if (err instanceof TaskTimeout) {
           if (err.started) {
@@ -410,7 +446,7 @@ export class SqlService {
     const e = this.lookup(id);
     if (!e) throw new UnknownDatabaseError(id, [...this.entries.keys()].sort());
     // PostgreSQL: keyed by the settings fresh sessions run under (every query runs on one)
-    const keyFor = (settings: string) => `${e.id}\0${e.version}\0${settings}\0${sql}`;
+    const keyFor = (settings: string) => goldKey(e, settings, sql);
     const key = keyFor(e.engine === "postgres" ? this.enginePg().settingsKey(e.location) : "");
     const hit = this.gold.get(key);
     if (hit) {
@@ -511,6 +547,7 @@ export class SqlService {
   }
 
   async close(): Promise<void> {
+    if (this.unstat) clearImmediate(this.unstat);
     const s = this.sqlite;
     const p = this.pg;
     this.sqlite = null;
@@ -651,6 +688,11 @@ export function scriptProblem(script: string): string | null {
     if ((t.text === "load_extension" || t.text === "readfile" || t.text === "writefile") && tokens[i + 1]?.text === "(") return `${t.text}() is not allowed in a build script`;
   }
   return null;
+}
+
+/** A gold result's cache key: database, its version, the settings PostgreSQL sessions run under ("" on SQLite), the SQL. */
+function goldKey(e: Entry, settings: string, sql: string): string {
+  return `${e.id}\0${e.version}\0${settings}\0${sql}`;
 }
 
 function untilDeadline<T>(p: Promise<T>, o: QueryOptions, timed: boolean): Promise<T> {

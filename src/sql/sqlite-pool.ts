@@ -31,7 +31,7 @@ import { fileURLToPath } from "node:url";
 import { Ledger, type Ticket } from "../../sandbox/load.js";
 import { schedstat } from "../../sandbox/meter.js";
 import type { SandboxLoad } from "../../sandbox/types.js";
-import type { WorkerTask } from "./sqlite-worker.js";
+import type { QueryTask, WorkerTask } from "./sqlite-worker.js";
 import type { QueryOutcome, SchemaTable } from "./types.js";
 
 function workerFile(): string {
@@ -373,7 +373,7 @@ export class SqlitePool {
     });
   }
 
-  query(t: Extract<WorkerTask, { kind: "query" }>, o: RunOptions) {
+  query(t: QueryTask, o: RunOptions) {
     return this.run<QueryOutcome>(t, o);
   }
   /** `once`: the file is not kept open afterwards (an upload not yet registered). */

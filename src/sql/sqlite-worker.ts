@@ -8,11 +8,18 @@
  * (one statement, no ATTACH/PRAGMA, no load_extension) nothing a query does can write.
  */
 import Database from "better-sqlite3";
+import { resultDigest, type DigestRule } from "./digest.js";
 import { prepareWithDqs } from "./lex.js";
 import { intCell, type Cell, type QueryOutcome, type SchemaTable } from "./types.js";
 
+/**
+ * A query, optionally with the gold result's digest (`digest.gold`) under the comparison's rule:
+ * a result with the same digest comes back without its rows (`matched`), any other with them.
+ */
+export type QueryTask = { kind: "query"; path: string; version: string; sql: string; maxRows: number; maxBytes: number; digest?: DigestRule & { gold: string } };
+
 export type WorkerTask =
-  | { kind: "query"; path: string; version: string; sql: string; maxRows: number; maxBytes: number }
+  | QueryTask
   | { kind: "schema"; path: string; version: string; once?: boolean }
   | { kind: "check"; path: string }
   | { kind: "build"; path: string; script: string; maxBytes: number };
@@ -22,26 +29,69 @@ export const MAX_SCHEMA_ENTRIES = 1_000;
 const MAX_VIEW_SQL = 4_000;
 
 const MAX_OPEN = 32;
-const open = new Map<string, Database.Database>();
+/**
+ * Prepared statements kept per open database, by query text (the model's queries repeat within
+ * a GRPO group, and a prepare costs as much as running a small query): the statement that passed
+ * the read-only checks, its columns, and the double-quoted tokens read as literals.
+ */
+const MAX_STATEMENTS = 256;
+interface Prepared {
+  stmt: Database.Statement;
+  columns: string[];
+  dqs: string[];
+}
+interface Open {
+  db: Database.Database;
+  statements: Map<string, Prepared>;
+}
+const open = new Map<string, Open>();
 
 function handle(path: string, version: string): Database.Database {
+  return opened(path, version).db;
+}
+
+function opened(path: string, version: string): Open {
   const key = `${path}\0${version}`;
-  let db = open.get(key);
-  if (db) {
+  let o = open.get(key);
+  if (o) {
     open.delete(key); // LRU: re-insert at the end
-    open.set(key, db);
-    return db;
+    open.set(key, o);
+    return o;
   }
-  db = new Database(path, { readonly: true, fileMustExist: true });
+  const db = new Database(path, { readonly: true, fileMustExist: true });
   db.pragma("query_only = ON");
   db.pragma("trusted_schema = OFF");
-  open.set(key, db);
+  open.set(key, (o = { db, statements: new Map() }));
   for (const [k, old] of open) {
     if (open.size <= MAX_OPEN) break;
     open.delete(k);
-    old.close();
+    old.statements.clear();
+    old.db.close();
   }
-  return db;
+  return o;
+}
+
+/** The query's statement, from the cache or prepared (and checked read-only) now; a string says why it was refused. */
+function prepared(o: Open, sql: string): Prepared | string {
+  const hit = o.statements.get(sql);
+  if (hit) {
+    o.statements.delete(sql); // LRU: re-insert at the end
+    o.statements.set(sql, hit);
+    return hit;
+  }
+  let stmt: Database.Statement;
+  let dqs: string[];
+  try {
+    // double-quoted literals as the references' SQLite reads them (lex.ts, prepareWithDqs)
+    ({ value: stmt, literals: dqs } = prepareWithDqs(sql, (s) => o.db.prepare(s)));
+  } catch (err) {
+    return (err as Error).message;
+  }
+  if (!stmt.reader || !stmt.readonly) return "not a read-only query";
+  const p: Prepared = { stmt: stmt.raw(true).safeIntegers(true), columns: stmt.columns().map((c) => c.name), dqs };
+  o.statements.set(sql, p);
+  if (o.statements.size > MAX_STATEMENTS) o.statements.delete(o.statements.keys().next().value!);
+  return p;
 }
 
 /** A SQLite value as the comparison sees it: blobs become tagged hex so they never equal text. */
@@ -56,24 +106,16 @@ function sizeOf(c: Cell): number {
   return c === null ? 1 : typeof c === "number" ? 8 : c.length * 2 + 8;
 }
 
-function runQuery(t: Extract<WorkerTask, { kind: "query" }>): QueryOutcome {
-  const db = handle(t.path, t.version);
-  let stmt: Database.Statement;
-  let dqs: string[];
-  try {
-    // double-quoted literals as the references' SQLite reads them (lex.ts, prepareWithDqs)
-    ({ value: stmt, literals: dqs } = prepareWithDqs(t.sql, (s) => db.prepare(s)));
-  } catch (err) {
-    return { ok: false, stage: "prepare", error: (err as Error).message };
-  }
-  if (!stmt.reader || !stmt.readonly) return { ok: false, stage: "prepare", error: "not a read-only query" };
-  const columns = stmt.columns().map((c) => c.name);
+function runQuery(t: QueryTask): QueryOutcome {
+  const p = prepared(opened(t.path, t.version), t.sql);
+  if (typeof p === "string") return { ok: false, stage: "prepare", error: p };
+  const { stmt, columns, dqs } = p;
   const rows: Cell[][] = [];
   let bytes = 0;
   const t0 = performance.now();
   const c0 = process.cpuUsage();
   try {
-    for (const raw of stmt.raw(true).safeIntegers(true).iterate() as IterableIterator<unknown[]>) {
+    for (const raw of stmt.iterate() as IterableIterator<unknown[]>) {
       if (rows.length >= t.maxRows) {
         return { ok: false, stage: "execute", error: `result has more than ${t.maxRows} rows`, limit: "rows" };
       }
@@ -88,8 +130,19 @@ function runQuery(t: Extract<WorkerTask, { kind: "query" }>): QueryOutcome {
   } catch (err) {
     return { ok: false, stage: "execute", error: (err as Error).message };
   }
+  // the gold's digest came with the query: a result with the same one goes back without its rows
+  const matched = t.digest !== undefined && resultDigest(rows, t.digest) === t.digest.gold;
   const cpu = process.cpuUsage(c0);
-  return { ok: true, columns, rows, bytes, ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000, ...(dqs.length ? { dqs } : {}) };
+  return {
+    ok: true,
+    columns,
+    rows: matched ? [] : rows,
+    ...(matched ? { matched: { rows: rows.length } } : {}),
+    bytes,
+    ms: performance.now() - t0,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    ...(dqs.length ? { dqs } : {}),
+  };
 }
 
 /**

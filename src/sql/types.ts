@@ -34,6 +34,11 @@ export type QueryOutcome =
       cpuMs?: number;
       /** Double-quoted tokens SQLite's DQS rule read as string literals (lex.ts prepareWithDqs). */
       dqs?: string[];
+      /**
+       * The query went with the gold result's digest and its result has the same one (src/sql/
+       * digest.ts): its rows were not sent back (`rows` is empty); this is how many it had.
+       */
+      matched?: { rows: number };
     }
   | {
       ok: false;

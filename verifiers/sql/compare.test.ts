@@ -1,7 +1,8 @@
 /** Result comparison, extraction and the lexer, without a database. */
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
-import { compareResults, compareResultsSync, cellKey, type CompareOptions, type Comparison } from "./compare.js";
+import { compareResults, compareResultsSync, cellKey, digestMatch, digestRule, goldDigest, type CompareOptions, type Comparison } from "./compare.js";
+import { resultDigest } from "../../src/sql/digest.js";
 import { extractSql, MAX_SQL_CHARS } from "./extract.js";
 import { ngramSimilarity, schemaLinking, jaccard } from "./partial.js";
 import { checkQuery, dqsRewrite, hasTopLevelOrderBy, MAX_DQS_LITERALS, prepareWithDqs, tokenize } from "../../src/sql/lex.js";
@@ -496,5 +497,63 @@ describe("the columns in their own order are tried first (issue 35: per-pair cos
     assert.equal((await compareResults(gold, gold.map((r) => [...r]), { ...spider, ordered: true })).match, true);
     assert.equal((await compareResults(gold, shuffled, { ...spider, columnOrder: "strict" })).match, true);
     assert.equal((await compareResults(gold, permuted, { ...spider, columnOrder: "strict" })).match, false);
+  });
+});
+
+describe("result digests (issue 35: a model result equal to the gold's comes back without its rows)", () => {
+  const rules: CompareOptions[] = [
+    spider,
+    bird,
+    { ...spider, ordered: true },
+    { ...spider, floatDigits: 12 },
+    { ...bird, rows: "bag", columnOrder: "any" },
+    { rows: "set", ordered: true, columnOrder: "any", floatDigits: 3 },
+  ];
+  test("two results have the same digest exactly when the comparison matches them in the gold's column order, and digestMatch gives its verdict", () => {
+    let seed = 5;
+    const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) >> 8) % n;
+    // values the rules tell apart or not: 1 and 1.0, '1' and 1, floats equal to 3 or 12 digits, NULL, big integers, blobs
+    const values: Cell[] = [1, 1.0, "1", 2, 0.1 + 0.2, 0.3, 0.30000001, null, "", "a", intCell(2n ** 63n - 1n), intCell(2n ** 63n - 2n), 2 ** 63, "\u0000blob:00"];
+    const table = () => {
+      const ncols = 1 + rnd(2);
+      return Array.from({ length: rnd(5) }, () => Array.from({ length: ncols }, () => values[rnd(values.length)]));
+    };
+    /** Another result near `rows`: rows shuffled, duplicated or dropped, a value changed, columns swapped. */
+    const near = (rows: Cell[][]): Cell[][] => {
+      let out = rows.map((r) => [...r]);
+      switch (rnd(6)) {
+        case 0: out.reverse(); break;
+        case 1: if (out.length) out.push([...out[rnd(out.length)]]); break;
+        case 2: if (out.length) out.splice(rnd(out.length), 1); break;
+        case 3: if (out.length) out[rnd(out.length)][0] = values[rnd(values.length)]; break;
+        case 4: out = out.map((r) => [...r].reverse()); break;
+        case 5: break;
+      }
+      return out;
+    };
+    let same = 0;
+    let differ = 0;
+    for (let i = 0; i < 3_000; i++) {
+      const gold = table();
+      const pred = near(gold);
+      for (const o of rules) {
+        const full = compareResultsSync(gold, pred, o);
+        const ownOrder = full.match && full.permutation === undefined;
+        const equal = goldDigest(gold, o) === resultDigest(pred, digestRule(o));
+        assert.equal(equal, ownOrder, `${JSON.stringify(o)}\ngold ${JSON.stringify(gold)}\npred ${JSON.stringify(pred)}: ${full.reason}`);
+        if (equal) {
+          assert.deepEqual(digestMatch(gold.length, pred.length, o), { match: full.match, reason: full.reason });
+          same++;
+        } else differ++;
+      }
+    }
+    assert.ok(same > 1_000 && differ > 1_000, `${same} equal, ${differ} different`);
+  });
+  test("two empty results have the same digest whatever their columns; the rule is part of the digest", () => {
+    assert.equal(resultDigest([], digestRule(spider)), resultDigest([], digestRule(spider)));
+    assert.equal(digestMatch(0, 0, spider).reason, compareResultsSync([], [], spider).reason);
+    assert.notEqual(resultDigest([[1]], digestRule(spider)), resultDigest([[1]], digestRule(bird)));
+    // a cell's text cannot pose as two cells (length-prefixed keys)
+    assert.notEqual(resultDigest([["a", "b"]], digestRule(spider)), resultDigest([["1:sa1:sb"]], digestRule(spider)));
   });
 });

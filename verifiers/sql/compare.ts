@@ -18,7 +18,10 @@
  * A small result finishes within its first slice and never waits. `compareResultsSync` runs the
  * same work in one go (a single-process evaluator, the benchmark).
  */
-import { bigIntDigits, type Cell } from "../../src/sql/types.js";
+import { cellKey, resultDigest, rowKey, type DigestRule } from "../../src/sql/digest.js";
+import type { Cell } from "../../src/sql/types.js";
+
+export { cellKey };
 
 export interface CompareOptions {
   /** "set": duplicates ignored (BIRD); "bag": duplicates count (Spider test-suite). */
@@ -86,37 +89,6 @@ async function runSliced<T>(w: Work<T>): Promise<T> {
   }
 }
 
-/** 2^53: every double at or past it is an integer, written here by its exact digits. */
-const EXACT_FROM = 2 ** 53;
-
-/**
- * A value's comparison key: equal keys exactly when the values are equal under the rules above.
- * Integers compare exactly, as Python compares int and float: an integer beyond 2^53 (an exact
- * INT_TAG cell) and a double are written by their exact digits, so 2^63-1 differs from the
- * double 2^63 and from 2^63-2, and 2^62 as an integer equals 2^62 as a real.
- */
-export function cellKey(c: Cell, floatDigits: number): string {
-  if (c === null) return "N";
-  if (typeof c === "number") {
-    if (Number.isFinite(c) && Math.abs(c) >= EXACT_FROM) return `n${BigInt(c)}`;
-    if (Number.isInteger(c) || !Number.isFinite(c) || floatDigits <= 0) return `n${c === 0 ? 0 : c}`;
-    return `n${Number(c.toPrecision(floatDigits))}`;
-  }
-  const digits = bigIntDigits(c);
-  return digits === null ? `s${c}` : `n${digits}`;
-}
-
-/** Row key from cell keys, in the order given by `perm` (length-prefixed, so no separator can collide). */
-function rowKey(keys: string[], perm: number[] | null): string {
-  let s = "";
-  const n = keys.length;
-  for (let i = 0; i < n; i++) {
-    const k = keys[perm ? perm[i] : i];
-    s += `${k.length}:${k}`;
-  }
-  return s;
-}
-
 function* sameCollection(gold: string[], pred: string[], o: CompareOptions): Work<boolean> {
   if (o.ordered) {
     if (gold.length !== pred.length) return false;
@@ -173,9 +145,41 @@ export function compareResultsSync(gold: Cell[][], pred: Cell[][], o: CompareOpt
   return runSync(compare(gold, pred, o));
 }
 
+/** The digest rule of a comparison (src/sql/digest.ts): what the model's result is digested under. */
+export function digestRule(o: CompareOptions): DigestRule {
+  return { rows: o.rows, ordered: o.ordered, floatDigits: o.floatDigits };
+}
+
+/** Gold digests, kept with the gold's rows array (the gold cache shares it) per rule: computed once a group. */
+const goldDigestCache = new WeakMap<readonly Cell[][], Map<string, string>>();
+
+/** The gold result's digest under `o` (src/sql/digest.ts resultDigest), computed once per rows array and rule. */
+export function goldDigest(gold: Cell[][], o: CompareOptions): string {
+  const rule = digestRule(o);
+  const key = `${rule.ordered ? "ordered" : rule.rows}:${rule.floatDigits}`;
+  let byRule = goldDigestCache.get(gold);
+  let d = byRule?.get(key);
+  if (d === undefined) {
+    d = resultDigest(gold, rule);
+    if (!byRule) goldDigestCache.set(gold, (byRule = new Map()));
+    byRule.set(key, d);
+  }
+  return d;
+}
+
+/**
+ * The comparison's verdict on a model result whose digest equals the gold's (its rows were not
+ * sent): the same as compareResults gives those rows, a match in the gold's column order.
+ */
+export function digestMatch(goldRows: number, predRows: number, o: CompareOptions): Comparison {
+  return goldRows === 0 && predRows === 0 ? { match: true, reason: BOTH_EMPTY } : { match: true, reason: matchReason(o, goldRows) };
+}
+
+const BOTH_EMPTY = "both results are empty";
+
 function* compare(gold: Cell[][], pred: Cell[][], o: CompareOptions): Work<Comparison> {
   // Both evaluators call two empty results equal whatever their columns.
-  if (gold.length === 0 && pred.length === 0) return { match: true, reason: "both results are empty" };
+  if (gold.length === 0 && pred.length === 0) return { match: true, reason: BOTH_EMPTY };
   if (gold.length === 0 || pred.length === 0) {
     return { match: false, reason: gold.length === 0 ? `gold result is empty, model's has ${pred.length} rows` : `model's result is empty, gold has ${gold.length} rows` };
   }

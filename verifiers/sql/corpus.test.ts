@@ -79,6 +79,28 @@ describe("the Spider-shaped corpus against the references", () => {
   });
 });
 
+describe("with every gold cached, the model's query goes with the gold's digest (issue 35)", () => {
+  /** A result without what differs between two runs of the same item (timings, whether the gold came from the cache). */
+  const verdict = (r: Result) => {
+    const { ms: _ms, cpu_ms: _cpu, gold_cached: _cached, ...details } = r.details;
+    return { reward: r.reward, status: r.status, reason: r.reason, details };
+  };
+  for (const [name, options] of [["default options", {}], ["BIRD's rule", BIRD_RULE]] as const) {
+    test(`${name}: the same verdicts, reasons and details as the rows compared on the server`, async () => {
+      const svc = await runtime.services.sql();
+      const cold = await batch(options);
+      const m0 = svc.stats().matched;
+      const warm = await batch(options);
+      const matched = svc.stats().matched - m0;
+      assert.ok(warm.every((r) => r.details.gold_cached === true));
+      assert.deepEqual(warm.map(verdict), cold.map(verdict));
+      // every right answer in the gold's column order came back as a digest, without its rows
+      const own = warm.filter((r) => r.reward === 1 && r.details.permutation === undefined).length;
+      assert.ok(own >= 10 && matched === own, `${matched} digests matched, ${own} right answers in the gold's column order`);
+    });
+  }
+});
+
 describe("what the corpus exercises, in details and options", () => {
   const pair = (id: string) => pairs.find((p) => p.id === id)!;
   test("double-quoted literals are reported; a double-quoted column stays a column", async () => {

@@ -9,6 +9,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { SqlService, scriptProblem, type SqlServiceOptions } from "../../src/sql/service.js";
 import { checkQuery } from "../../src/sql/lex.js";
+import { resultDigest } from "../../src/sql/digest.js";
 import { sqliteFixture, sha256, SCRIPT } from "./fixtures.js";
 
 const fx = sqliteFixture();
@@ -188,6 +189,63 @@ describe("gold cache", () => {
     const b = await svc.goldQuery("concert_singer", "SELECT nope FROM singer", far());
     assert.equal(a.ok || b.ok, false);
     assert.equal(svc.counters.goldRuns - before, 2);
+  });
+});
+
+describe("the model's result against the gold's digest; statements and file versions reused (issue 35)", () => {
+  const rule = { rows: "bag" as const, ordered: false, floatDigits: 12 };
+  test("a result with the gold's digest comes back without its rows, saying how many; any other with them", async () => {
+    const gold = await svc.goldQuery("concert_singer", "SELECT name, age FROM singer WHERE country = 'France'", far());
+    assert.ok(gold.ok && gold.rows.length === 4);
+    const digest = { ...rule, gold: resultDigest(gold.rows, rule) };
+    const m0 = svc.counters.matched;
+    // the same rows in another order (a bag): matched, no rows sent
+    const same = await svc.query("concert_singer", "SELECT name, age FROM singer WHERE country = 'France' ORDER BY age DESC", { ...far(), digest });
+    assert.ok(same.ok);
+    assert.deepEqual(same.rows, []);
+    assert.deepEqual(same.matched, { rows: 4 });
+    assert.deepEqual(same.columns, ["name", "age"]);
+    assert.equal(svc.counters.matched - m0, 1);
+    // one row fewer, or the columns swapped: the rows come back for the comparison
+    const fewer = await svc.query("concert_singer", "SELECT name, age FROM singer WHERE country = 'France' AND age > 26", { ...far(), digest });
+    assert.ok(fewer.ok && fewer.matched === undefined && fewer.rows.length === 2);
+    const swapped = await svc.query("concert_singer", "SELECT age, name FROM singer WHERE country = 'France'", { ...far(), digest });
+    assert.ok(swapped.ok && swapped.matched === undefined && swapped.rows.length === 4);
+    // under the ordered rule the other order is another digest
+    const ordered = { ...rule, ordered: true };
+    const od = { ...ordered, gold: resultDigest(gold.rows, ordered) };
+    const reordered = await svc.query("concert_singer", "SELECT name, age FROM singer WHERE country = 'France' ORDER BY age DESC", { ...far(), digest: od });
+    assert.ok(reordered.ok && reordered.matched === undefined && reordered.rows.length === 4);
+    assert.equal(svc.counters.matched - m0, 1);
+  });
+  test("a statement kept from an earlier run still reads double-quoted literals as SQLite does, and refusals are not kept", async () => {
+    const sql = 'SELECT count(*) FROM singer WHERE country = "France"';
+    for (let i = 0; i < 3; i++) {
+      const r = await svc.query("concert_singer", sql, far());
+      assert.ok(r.ok, JSON.stringify(r));
+      assert.deepEqual([r.rows, r.dqs], [[[4]], ["France"]]);
+    }
+    for (let i = 0; i < 2; i++) {
+      const r = await svc.query("concert_singer", "SELECT nope FROM singer", far());
+      assert.ok(!r.ok && r.stage === "prepare" && /no such column: nope/.test(r.error), JSON.stringify(r));
+    }
+  });
+  test("the items a batch starts together stat the database file once, not three times each", async () => {
+    const s0 = svc.counters.stats;
+    const q0 = svc.counters.queries;
+    // what the verifier does per item, 32 items in one turn: the id, the gold, the model's query
+    const runs = Array.from({ length: 32 }, (_, i) => {
+      svc.database("concert_singer");
+      return Promise.all([svc.goldQuery("concert_singer", "SELECT count(*) FROM ticket", far()), svc.query("concert_singer", `SELECT ${i}`, far())]);
+    });
+    await Promise.all(runs);
+    assert.ok(svc.counters.queries - q0 >= 32);
+    assert.ok(svc.counters.stats - s0 <= 2, `${svc.counters.stats - s0} statSyncs for 32 items`);
+    // the next turn stats again: a file replaced between turns is seen
+    await new Promise((r) => setImmediate(r));
+    svc.database("concert_singer");
+    assert.ok(svc.counters.stats - s0 <= 3);
+    assert.ok(svc.counters.stats - s0 >= 2);
   });
 });
 

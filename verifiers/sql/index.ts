@@ -11,7 +11,8 @@ import { InvalidItemError, type Outcome } from "../../src/core/types.js";
 import { checkQuery, dqsRewrite, hasTopLevelOrderBy, MAX_DQS_LITERALS, type QueryCheck } from "../../src/sql/lex.js";
 import { DB_ID, UnknownDatabaseError } from "../../src/sql/service.js";
 import type { QueryOutcome } from "../../src/sql/types.js";
-import { compareResults } from "./compare.js";
+import { LRUCache } from "lru-cache";
+import { compareResults, digestMatch, digestRule, goldDigest, type CompareOptions } from "./compare.js";
 import { extractSql, MAX_SQL_CHARS } from "./extract.js";
 import { ngramSimilarity, schemaLinking } from "./partial.js";
 
@@ -106,10 +107,10 @@ export const sql = defineVerifier({
       if (err instanceof UnknownDatabaseError) throw new InvalidItemError(err.message, ref.database ? "reference" : "options");
       throw err;
     }
-    let gold = checkQuery(ref.sql, engine);
+    let gold = goldCheck(ref.sql, engine);
     if (!gold.ok) throw new InvalidItemError(`the gold query is not one read-only query: ${gold.reason}`);
     const known = engine === "postgres" ? pgConverted.get(gold.sql) : undefined;
-    const convertedGold = known && checkQuery(known.sql, engine);
+    const convertedGold = known && goldCheck(known.sql, engine);
     if (convertedGold && convertedGold.ok) gold = convertedGold;
     const w: Weights = o.weights ?? { execution: 1 };
     if (!Object.values(w).some((x) => x && x > 0)) throw new InvalidItemError("options.weights: at least one weight must be above 0", "options");
@@ -134,8 +135,12 @@ export const sql = defineVerifier({
     // The deadline as it stands when a query gets its process: waiting for one (or for a gold
     // result another item is computing) stops the item's clock, so only its own queries count.
     const q = { get deadline() { return ctx.deadline; }, signal: ctx.signal, queued: ctx.unclocked?.bind(ctx) };
+    // A gold result at hand (cached, or being run for another item of the group): the model's
+    // query waits for it and goes with its digest, so a result that equals it comes back without
+    // its rows (issue 35). Otherwise both run at once and the model's rows come back.
+    const atHand = pred.ok && service.goldAtHand(id, gold.sql);
     const goldP = service.goldQuery(id, gold.sql, q);
-    const predP = pred.ok ? service.query(id, pred.sql, q) : null;
+    let predP = pred.ok && !atHand ? service.query(id, pred.sql, q) : null;
     predP?.catch(() => {}); // settled below; a gold failure returns first
     let g = await goldP;
     if (!g.ok && engine === "postgres" && gold.ok) {
@@ -158,7 +163,13 @@ export const sql = defineVerifier({
     }
     if (g.dqs?.length) details.gold_dqs = g.dqs;
     if (!pred.ok) return score(0, 0, `query refused: ${pred.reason}`, { error: pred.reason });
-    const p = await predP!;
+    const ordered = o.order === "always" || (o.order === "auto" && hasTopLevelOrderBy(gold.tokens));
+    const rule: CompareOptions = { rows: o.rows, ordered, columnOrder: o.column_order, floatDigits: o.float_digits };
+    if (!predP) {
+      const gd = g.rows.length <= DIGEST_MAX_GOLD_ROWS ? { ...digestRule(rule), gold: goldDigest(g.rows, rule) } : undefined;
+      predP = service.query(id, pred.sql, { get deadline() { return ctx.deadline; }, signal: q.signal, queued: q.queued, digest: gd });
+    }
+    const p = await predP;
     if (!p.ok) {
       const syntax = p.stage === "execute" ? 1 : 0;
       const work = p.work ? ` (it ran ${Math.round(p.work.cpu_ms)} ms on a CPU and waited ${Math.round(p.work.wait_ms)} ms for one)` : "";
@@ -166,14 +177,15 @@ export const sql = defineVerifier({
       return score(0, syntax, why, { error: p.error.slice(0, 1_000), limit: p.limit ?? null, ...(p.work ? { work: p.work } : {}) });
     }
     const dqs = p.dqs?.length ? { dqs: p.dqs } : {};
+    const predRows = p.matched ? p.matched.rows : p.rows.length;
     if (goldEmpty && o.empty_gold === "zero") {
-      return score(0, 1, `the gold query returns no rows, and options.empty_gold is "zero": the item scores 0 whatever the model returns`, { rows: { model: p.rows.length, gold: 0 }, ...dqs });
+      return score(0, 1, `the gold query returns no rows, and options.empty_gold is "zero": the item scores 0 whatever the model returns`, { rows: { model: predRows, gold: 0 }, ...dqs });
     }
-    const ordered = o.order === "always" || (o.order === "auto" && hasTopLevelOrderBy(gold.tokens));
-    const cmp = await compareResults(g.rows, p.rows, { rows: o.rows, ordered, columnOrder: o.column_order, floatDigits: o.float_digits });
+    // a result whose digest equals the gold's came back without its rows: the comparison's verdict on it
+    const cmp = p.matched ? digestMatch(g.rows.length, p.matched.rows, rule) : await compareResults(g.rows, p.rows, rule);
     return score(cmp.match ? 1 : 0, 1, cmp.reason, {
       ordered,
-      rows: { model: p.rows.length, gold: g.rows.length },
+      rows: { model: predRows, gold: g.rows.length },
       columns: { model: p.columns, gold: g.columns },
       ...(cmp.permutation ? { permutation: cmp.permutation } : {}),
       ...dqs,
@@ -182,6 +194,25 @@ export const sql = defineVerifier({
     });
   },
 });
+
+/**
+ * Largest gold result digested for the model's query (on the server, once per gold and rule:
+ * a few ms at this size); a larger one is compared row by row as before.
+ */
+export const DIGEST_MAX_GOLD_ROWS = 4_096;
+
+/**
+ * Gold queries' checks (lexing, guards), by engine and text: a GRPO group's items share one gold,
+ * so it is lexed once, not once per item. Bounded by the texts' total length.
+ */
+const goldChecks = new LRUCache<string, QueryCheck>({ max: 4_096, maxSize: 8_000_000, sizeCalculation: (_v, k) => Math.max(1, k.length * 4) });
+
+function goldCheck(sql: string, engine: "sqlite" | "postgres"): QueryCheck {
+  const key = `${engine}\0${sql}`;
+  let c = goldChecks.get(key);
+  if (!c) goldChecks.set(key, (c = checkQuery(sql, engine)));
+  return c;
+}
 
 type GoldOutcome = QueryOutcome & { cached: boolean };
 

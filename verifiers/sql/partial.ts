@@ -71,8 +71,24 @@ function ngrams(tokens: Token[], n: number): Set<string> {
   return out;
 }
 
-/** N-gram similarity reward: Jaccard of the token n-gram sets (keywords case-folded). Takes SQL or its tokens. */
+/** The gold's n-gram sets, kept with its tokens (the verifier keeps a gold's lexing by its text): once per gold and n. */
+const goldNgrams = new WeakMap<Token[], Map<number, Set<string>>>();
+
+/**
+ * N-gram similarity reward: Jaccard of the token n-gram sets (keywords case-folded). Takes SQL or
+ * its tokens; the gold's set is computed once per tokens array when given tokens.
+ */
 export function ngramSimilarity(pred: string | Token[], gold: string | Token[], n: number): number {
   const toks = (x: string | Token[]) => (typeof x === "string" ? tokenize(x) : x);
-  return jaccard(ngrams(toks(pred), n), ngrams(toks(gold), n));
+  let g: Set<string> | undefined;
+  if (typeof gold === "string") g = ngrams(tokenize(gold), n);
+  else {
+    let byN = goldNgrams.get(gold);
+    g = byN?.get(n);
+    if (!g) {
+      if (!byN) goldNgrams.set(gold, (byN = new Map()));
+      byN.set(n, (g = ngrams(gold, n)));
+    }
+  }
+  return jaccard(ngrams(toks(pred), n), g);
 }

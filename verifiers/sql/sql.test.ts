@@ -52,6 +52,25 @@ describe("execution match on SQLite: labelled pairs", () => {
     assert.equal(o.details.ordered, true);
     assert.match(o.reason, /different order/);
   });
+  test("a GRPO group sent together: the items that find the gold running send their query with its digest, and right answers come back without rows", async () => {
+    const svc = await runtime.services.sql();
+    const gold = "SELECT name, age FROM singer WHERE age > 20 /* group digest test */";
+    const preds = ["SELECT name, age FROM singer WHERE age > 20", "SELECT name, age FROM singer WHERE age >= 21 ORDER BY name", "SELECT age, name FROM singer WHERE age > 20", "SELECT name FROM singer"];
+    const m0 = svc.stats().matched;
+    const res = await request(app)
+      .post("/reward/batch")
+      .send({ items: Array.from({ length: 16 }, (_, i) => ({ verifier: "sql", ...item(preds[i % 4], gold) })) });
+    assert.equal(res.status, 200);
+    const rs = res.body.results as { reward: number; reason: string; details: Record<string, any> }[];
+    assert.deepEqual(rs.map((r) => r.reward), Array.from({ length: 16 }, (_, i) => (i % 4 === 3 ? 0 : 1)));
+    // the first two preds of each four are right in the gold's column order: 8, less the one that started the gold
+    assert.ok(svc.stats().matched - m0 >= 7, `${svc.stats().matched - m0} digests matched`);
+    for (const r of rs.filter((_, i) => i % 4 < 2)) {
+      assert.equal(r.reason, "results match (bag, 6 rows)");
+      assert.deepEqual(r.details.rows, { model: 6, gold: 6 });
+    }
+    assert.deepEqual(rs[2].details.permutation, [1, 0]);
+  });
   test("the answer is the last ```sql block after </think>; the reference may name the database", async () => {
     const r = await score({
       response: "<think>```sql\nSELECT 1\n```</think>Final:\n```sql\nSELECT count(*) FROM stadium\n```",
