@@ -278,7 +278,7 @@ export const SETTINGS = {
     allowUrlUpload: bool("ASSAY_SQL_ALLOW_URL_UPLOAD", false, "let `POST /databases` register a PostgreSQL URL (the server then connects where a client says)"),
   },
   ifeval: {
-    punktDir: setting("ASSAY_IFEVAL_PUNKT_DIR", "", "ifeval: a directory holding NLTK's trained English Punkt model in punkt_tab form (`abbrev_types.txt`, `collocations.tab`, `sent_starters.txt`, `ortho_context.tab`; e.g. `~/nltk_data/tokenizers/punkt_tab/english` after `nltk.download(\"punkt_tab\")`): sentence counts are then NLTK's exactly; unset, Assay's own approximate English parameters (verifiers/ifeval/README.md)", punktDir, "(none)"),
+    punktDir: setting("ASSAY_IFEVAL_PUNKT_DIR", "", "ifeval: a directory holding NLTK's trained English Punkt model in punkt_tab form (`abbrev_types.txt`, `collocations.tab`, `sent_starters.txt`, `ortho_context.tab`; e.g. `~/nltk_data/tokenizers/punkt_tab/english` after `nltk.download(\"punkt_tab\")`): sentence counts are then NLTK's exactly; unset, a model trained by the same algorithm on public-domain text with Assay's abbreviation list (457 of 470 probe texts split as NLTK does; verifiers/ifeval/README.md)", punktDir, "(none)"),
   },
   math: {
     appeal: bool("ASSAY_MATH_APPEAL", false, "math: appeal rejections the rules could not prove to the LLM judge (ASSAY_JUDGE_*); an item's `options.appeal` overrides"),

@@ -6,9 +6,11 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { langdetect, langdetectLanguages, PyRandom } from "./langdetect.js";
+import { IntTable, langdetect, langdetectLanguages, PyRandom } from "./langdetect.js";
 import { isLanguage, knownLanguage, supportedLanguages } from "./language.js";
 
+/** The parity test's responses too (parity-cases.json): a second set of texts for the early stop. */
+const parityTexts = [...new Set((JSON.parse(readFileSync(new URL("./parity-cases.json", import.meta.url), "utf8")) as { cases: { response: string }[] }).cases.map((c) => c.response))];
 const fixture = JSON.parse(readFileSync(new URL("./langdetect-cases.json", import.meta.url), "utf8")) as {
   langdetect: string;
   python: string;
@@ -20,6 +22,22 @@ describe(`langdetect port vs ${fixture.langdetect} (Python ${fixture.python}, se
   test(`all ${fixture.cases.length} texts get langdetect's answer`, () => {
     const wrong = fixture.cases.filter(([t, want]) => langdetect(t) !== want).map(([t, want]) => [t, want, langdetect(t)]);
     assert.deepEqual(wrong.slice(0, 10), [], `${wrong.length} differ`);
+  });
+  test("stopping once the answer is settled gives the answer of all 7 trials, in fewer", () => {
+    const texts = [...fixture.cases.map(([t]) => t), ...parityTexts];
+    let saved = 0;
+    for (const t of texts) {
+      const early = { trials: 0 };
+      const all = { trials: 0, all: true };
+      assert.equal(langdetect(t, 0, early), langdetect(t, 0, all), t);
+      assert.ok(early.trials <= all.trials);
+      if (early.trials < all.trials) saved++;
+    }
+    // a clear English paragraph needs 4 trials of 7; the mixed and short texts may need all 7
+    const s = { trials: 0 };
+    assert.equal(langdetect("The weather today is lovely and I think we should go for a walk in the park before it rains.", 0, s), "en");
+    assert.equal(s.trials, 4);
+    assert.ok(saved > texts.length / 2, `${saved} of ${texts.length} texts stopped early`);
   });
   test("the issue's cases: what langdetect says is what counts", () => {
     const want = Object.fromEntries(fixture.cases);
@@ -63,5 +81,24 @@ describe("bounded work on hostile input", () => {
       const c = process.cpuUsage(c0);
       assert.ok((c.user + c.system) / 1000 < 1000, `${JSON.stringify(t.slice(0, 10))}: ${(c.user + c.system) / 1000} ms CPU`);
     }
+  });
+});
+
+describe("IntTable (the n-gram scan's lookups)", () => {
+  test("answers as a Map does, through growth, and refuses what it cannot hold", () => {
+    const t = new IntTable(2);
+    const m = new Map<number, number>();
+    let x = 12345;
+    for (let i = 0; i < 5000; i++) {
+      x = (Math.imul(x, 1103515245) + 12345) >>> 1;
+      const k = i % 3 === 0 ? i : x % 50_000_000;
+      t.set(k, i);
+      m.set(k, i);
+    }
+    assert.equal(t.size, m.size);
+    for (const [k, v] of m) assert.equal(t.get(k), v);
+    for (const k of [1, 7, 2 ** 31 - 1, 49_999_999]) if (!m.has(k)) assert.equal(t.get(k), -1);
+    assert.throws(() => t.set(2 ** 31, 1), RangeError);
+    assert.throws(() => t.set(-1, 1), RangeError);
   });
 });

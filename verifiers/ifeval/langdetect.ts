@@ -127,14 +127,14 @@ interface Model {
    * The same n-grams by number, for the scan: chars[cp] is a code point's index among the
    * profiles' characters (0: in none, so in no n-gram); uni[i] the 1-gram's id (-1: none);
    * bi.get(i1 * K + i2) the 2-gram's; biPrefix.get(i1 * K + i2) the pair's number as the head
-   * of 3-grams, and tri.get(prefix * K + i3) the 3-gram's id.
+   * of 3-grams, and tri.get(prefix * K + i3) the 3-gram's id (-1: none).
    */
   chars: Int32Array;
   K: number;
   uni: Int32Array;
-  bi: Map<number, number>;
-  biPrefix: Map<number, number>;
-  tri: Map<number, number>;
+  bi: IntTable;
+  biPrefix: IntTable;
+  tri: IntTable;
   ends: Uint32Array;
   langIdx: Uint8Array;
   probs: Float64Array;
@@ -144,6 +144,59 @@ interface Model {
 }
 
 let model: Model | undefined;
+
+/**
+ * A map from non-negative integers below 2^31 to non-negative integers, open addressing in typed
+ * arrays (a Fibonacci hash, linear probing, at most half full): the n-gram scan looks up two or
+ * three keys per character, and this is several times cheaper than a Map's get.
+ */
+export class IntTable {
+  private keys: Int32Array;
+  private vals: Int32Array;
+  private shift: number;
+  size = 0;
+  constructor(capacity = 16) {
+    let bits = 4;
+    while (1 << bits < capacity * 2) bits++;
+    this.keys = new Int32Array(1 << bits).fill(-1);
+    this.vals = new Int32Array(1 << bits);
+    this.shift = 32 - bits;
+  }
+  /** The value of `key`, or -1. */
+  get(key: number): number {
+    const mask = this.keys.length - 1;
+    for (let i = Math.imul(key, 0x9e3779b1) >>> this.shift; ; i = (i + 1) & mask) {
+      const k = this.keys[i];
+      if (k === key) return this.vals[i];
+      if (k === -1) return -1;
+    }
+  }
+  set(key: number, value: number): void {
+    if (!(key >= 0 && key < 2 ** 31 && value >= 0 && value < 2 ** 31)) throw new RangeError(`IntTable: ${key} -> ${value} is out of range`);
+    if ((this.size + 1) * 2 > this.keys.length) this.grow();
+    const mask = this.keys.length - 1;
+    for (let i = Math.imul(key, 0x9e3779b1) >>> this.shift; ; i = (i + 1) & mask) {
+      if (this.keys[i] === key) {
+        this.vals[i] = value;
+        return;
+      }
+      if (this.keys[i] === -1) {
+        this.keys[i] = key;
+        this.vals[i] = value;
+        this.size++;
+        return;
+      }
+    }
+  }
+  private grow(): void {
+    const { keys, vals } = this;
+    this.keys = new Int32Array(keys.length * 2).fill(-1);
+    this.vals = new Int32Array(keys.length * 2);
+    this.shift--;
+    this.size = 0;
+    for (let i = 0; i < keys.length; i++) if (keys[i] !== -1) this.set(keys[i], vals[i]);
+  }
+}
 
 /** messages.properties as langdetect's Messages reads it (key=value, \uXXXX escapes). */
 function readMessages(): Map<string, string> {
@@ -199,9 +252,9 @@ function load(): Model {
   let K = 1;
   for (const word of words.keys()) for (let i = 0; i < word.length; i++) if (!chars[word.charCodeAt(i)]) chars[word.charCodeAt(i)] = K++;
   const uni = new Int32Array(K).fill(-1);
-  const bi = new Map<number, number>();
-  const biPrefix = new Map<number, number>();
-  const tri = new Map<number, number>();
+  const bi = new IntTable(1 << 16);
+  const biPrefix = new IntTable(1 << 14);
+  const tri = new IntTable(1 << 17);
   for (const [word, id] of words) {
     const c = [...word].map((ch) => chars[ch.charCodeAt(0)]);
     if (c.length === 1) uni[c[0]] = id;
@@ -209,7 +262,7 @@ function load(): Model {
     else {
       const key = c[0] * K + c[1];
       let pre = biPrefix.get(key);
-      if (pre === undefined) biPrefix.set(key, (pre = biPrefix.size));
+      if (pre < 0) biPrefix.set(key, (pre = biPrefix.size));
       tri.set(pre * K + c[2], id);
     }
   }
@@ -362,21 +415,39 @@ function extractNgrams(cps: number[], m: Model): number[] {
     if (c !== 0x20 && uni[ci] >= 0) out.push(uni[ci]);
     if (len < 2 || i1 === 0) continue;
     const id = bi.get(i1 * K + ci);
-    if (id !== undefined) out.push(id);
+    if (id >= 0) out.push(id);
     if (len < 3 || i0 === 0) continue;
     const pre = biPrefix.get(i0 * K + i1);
-    if (pre === undefined) continue;
+    if (pre < 0) continue;
     const id3 = tri.get(pre * K + ci);
-    if (id3 !== undefined) out.push(id3);
+    if (id3 >= 0) out.push(id3);
   }
   return out;
+}
+
+/** Is langprob's leader over PROB_THRESHOLD and ahead of every other by more than `rest`? */
+function settled(langprob: Float64Array, rest: number): boolean {
+  let best = 0;
+  for (let j = 1; j < langprob.length; j++) if (langprob[j] > langprob[best]) best = j;
+  if (!(langprob[best] > PROB_THRESHOLD)) return false;
+  const need = rest + 1e-9;
+  for (let j = 0; j < langprob.length; j++) if (j !== best && langprob[best] - langprob[j] <= need) return false;
+  return true;
 }
 
 /**
  * langdetect.detect(text) with DetectorFactory.seed = 0: the most probable language code, or
  * null where langdetect raises LangDetectException ("No features in text.").
+ *
+ * The answer is the language whose probability, summed over the 7 trials, is highest (and over
+ * 0.1). Each trial adds at most 1/7 to a language (its probabilities are normalised, each <= 1), and
+ * adding a non-negative number never lowers a float sum; so once the leader's sum is over 0.1 and
+ * ahead of every other by more than what the remaining trials can add (with a margin far above the
+ * rounding of 7 additions), the answer is settled and the remaining trials are skipped: the same
+ * answer as running them all (checked on every text of langdetect.test.ts, both ways). A clear
+ * text is settled after 4 of 7 trials. `stats.trials` reports how many ran; `stats.all` runs all 7.
  */
-export function langdetect(text: string, seed = 0): string | null {
+export function langdetect(text: string, seed = 0, stats?: { trials: number; all?: boolean }): string | null {
   const m = getModel();
   const ngrams = extractNgrams(cleaningText(appendText(text, m)), m);
   if (ngrams.length === 0) return null;
@@ -413,6 +484,8 @@ export function langdetect(text: string, seed = 0): string | null {
       }
     }
     for (let j = 0; j < L; j++) langprob[j] += prob[j] / N_TRIAL;
+    if (stats) stats.trials = t + 1;
+    if (t + 1 < N_TRIAL && !stats?.all && settled(langprob, (N_TRIAL - t - 1) / N_TRIAL)) break;
   }
   // _sort_probability: those over 0.1, highest first (a stable sort: ties keep profile order)
   let best = -1;

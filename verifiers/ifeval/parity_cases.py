@@ -7,26 +7,39 @@ The checkers are the IFEval classes as open-instruct ships them in open_instruct
 (allenai/open-instruct @ e6c3044aa6201c8bfa4573c1b03142af599e730d, Apache-2.0; their
 `check_following` bodies are the same as google-research instruction_following_eval's, see the
 README), imported from a checkout, nothing copied here. Run once (Python 3.11.7, nltk 3.10.3,
-absl-py, immutabledict; langdetect @ 5071871742170034557c0e6ec8d6e410f3d9652f on PYTHONPATH):
+absl-py, immutabledict; langdetect @ 5071871742170034557c0e6ec8d6e410f3d9652f on PYTHONPATH) with
+NLTK's trained English Punkt model (punkt_tab/english, what `nltk.download("punkt_tab")` puts
+under NLTK_DATA; not in this repository, see README.md):
 
     git --git-dir=<open-instruct mirror> archive e6c3044aa6201c8bfa4573c1b03142af599e730d open_instruct | tar -x -C /tmp/oic
-    PYTHONPATH=/tmp/langdetect python verifiers/ifeval/parity_cases.py /tmp/oic > verifiers/ifeval/parity-cases.json
+    git --git-dir=<langdetect mirror> archive 5071871742170034557c0e6ec8d6e410f3d9652f | tar -x -C /tmp/langdetect
+    NLTK_DATA=/tmp/nltk_data PYTHONPATH=/tmp/langdetect python verifiers/ifeval/parity_cases.py /tmp/oic > verifiers/ifeval/parity-cases.json
 
-NLTK's trained Punkt model is not on this machine: count_sentences and word_tokenize get an
-untrained PunktSentenceTokenizer. Rows of `length_constraints:number_sentences` and the
-language-detecting ids are marked `known` (sentence splitting and language identification are
-replaced by other work); word_tokenize rows avoid abbreviations, so any Punkt model splits alike.
+count_sentences (instructions_util) loads `punkt/english.pickle`, which nltk 3.10 no longer
+unpickles; it is pointed at the same parameters in punkt_tab form (nltk's PunktTokenizer, what
+sent_tokenize and word_tokenize use). The model's four files are hashed into the output.
+
+Language: verdicts are langdetect's with DetectorFactory.seed = 0 (the seed Assay's port uses).
+IFEval sets no seed; each row whose verdict rests on langdetect is also scored with seeds 1..29 and
+marked `"nondeterministic": true` when any of them gives another verdict (langdetect's own
+nondeterminism: unseeded IFEval can give either).
 """
 import json
 import sys
 
 sys.path.insert(0, sys.argv[1])
 
-import nltk  # noqa: E402
-from nltk.tokenize.punkt import PunktSentenceTokenizer  # noqa: E402
+import hashlib  # noqa: E402
 
-_untrained = PunktSentenceTokenizer()
-nltk.tokenize.sent_tokenize = lambda text, language="english": _untrained.tokenize(text)
+import nltk  # noqa: E402
+from nltk.tokenize.punkt import PunktTokenizer  # noqa: E402
+
+_trained = PunktTokenizer("english")  # nltk_data/tokenizers/punkt_tab/english
+_model_dir = str(nltk.data.find("tokenizers/punkt_tab/english/"))
+MODEL_SHA256 = {}  # as punkt_nltk_cases.py: sha256 of the file's lines, sorted, joined by "\n"
+for name in ("abbrev_types.txt", "collocations.tab", "sent_starters.txt", "ortho_context.tab"):
+    lines = sorted(open(f"{_model_dir}/{name}", encoding="utf-8").read().splitlines())
+    MODEL_SHA256[name] = hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
 # nltk 3.10.3 (the only one on the local index) compiles RegexpTokenizer patterns with the `regex`
 # engine, whose \w also takes combining marks (count_words("नमस्ते दुनिया") is 2, with `re` 5).
@@ -46,15 +59,12 @@ RegexpTokenizer._check_regexp = _check_regexp_nltk_3_9
 
 from langdetect import DetectorFactory  # noqa: E402
 
-DetectorFactory.seed = 0
-
 from open_instruct.IFEvalG import instructions_util  # noqa: E402
 
-instructions_util._get_sentence_tokenizer = lambda: _untrained  # count_sentences
+instructions_util._get_sentence_tokenizer = lambda: _trained  # count_sentences
 from open_instruct.IFEvalG import instructions_registry  # noqa: E402
 
-KNOWN = {"length_constraints:number_sentences", "language:response_language", "change_case:english_capital",
-         "change_case:english_lowercase"}
+LANGUAGE = {"language:response_language", "change_case:english_capital", "change_case:english_lowercase"}
 
 EN = "The weather today is lovely and I think we should go for a walk in the park before it rains."
 HUGE = " ".join(["river"] * 3000 + ["stone"] * 3000)
@@ -85,6 +95,16 @@ TEXTS = [
     "banana split", "bad badger evil devilish", "BAD!", "the word 'bad' appears",
     "zzz buzz fizz", "ZzZz", "aaaaaaaaaa", "ééé e",
     "Write a story about a cat. Once upon a time...", "write a story about a cat. it was", "  Write a story about a cat.",
+    # sentence counting: abbreviations, initials, outlines, ellipses, quotes, lists, markdown
+    "Fruits, e.g. apples. Also pears. And plums.", "We met i.e. he left. Then she came.", "Bring pens, paper, etc. The test is at 9.",
+    "It was 5 p.m. Then we ate. Later we slept.", "She moved to the U.S. She likes it. She stays.", "Dr. Who? Mr. Bean! Mrs. Doubtfire.",
+    "J.K. Rowling wrote it. It sold. Many read it.", "E. B. White wrote it. It sold. People loved it.",
+    "I. Intro\nA. One\nB. Two\nII. Body\nA. Three", "A. Apples. B. Bananas. C. Cherries.", "Hmm.. ok. Fine. Sure.",
+    "Um... yes... no... Maybe. Fine.", "He said \"Stop.\" Then he left. We stayed.", "(First.) (Second.) (Third.)",
+    "1. Eat.\n2. Sleep.\n3. Repeat.", "- Go home.\n- Rest.\n- Return.", "# Title\n\nBody one. Body two. Body three.",
+    "We love the sun. It is warm. We sat. The mass grew.", "See Fig. 3. It shows growth. Vol. 2 too.", "Wait... What? Really?!",
+    "Это первое. Это второе. Это третье.", "这是第一句。这是第二句。这是第三句。", "Version 3.5 is out. Get it now. Enjoy.",
+    "The price is $4.99. That is cheap. Buy two.", "Call me at 555.1234. Or e-mail. Thanks.",
 ]
 INSTR = [
     ("keywords:existence", {"keywords": ["river"]}), ("keywords:existence", {"keywords": ["cat", "the"]}),
@@ -116,21 +136,39 @@ INSTR = [
     ("change_case:capital_word_frequency", {"capital_frequency": 2, "capital_relation": "less than"}),
     ("punctuation:no_comma", {}),
     ("length_constraints:number_sentences", {"num_sentences": 3, "relation": "at least"}),
+    ("length_constraints:number_sentences", {"num_sentences": 2, "relation": "less than"}),
+    ("length_constraints:number_sentences", {"num_sentences": 4, "relation": "at least"}),
+    ("length_constraints:number_sentences", {"num_sentences": 4, "relation": "less than"}),
     ("language:response_language", {"language": "en"}), ("change_case:english_capital", {}), ("change_case:english_lowercase", {}),
 ]
 
 # The two 30,000-character texts are stored as markers, expanded by the test the same way.
 MARKERS = {HUGE: "$HUGE", HUGE.upper(): "$HUGE_UPPER"}
+
+
+def verdict(inst, t):
+    return bool(t.strip() and inst.check_following(t))
+
+
 cases = []
 for iid, kw in INSTR:
     for t in TEXTS:  # every text against every instruction
         inst = instructions_registry.INSTRUCTION_DICT[iid](iid)
         inst.build_description(**kw)
-        followed = bool(t.strip() and inst.check_following(t))
-        # english_*: the verdict rests on langdetect only when the case test passes first
-        known = iid in KNOWN and not (iid == "change_case:english_capital" and not t.isupper()) \
-            and not (iid == "change_case:english_lowercase" and not t.islower())
-        cases.append({"id": iid, "kwargs": kw, "response": MARKERS.get(t, t), "followed": followed, **({"known": True} if known else {})})
+        DetectorFactory.seed = 0
+        followed = verdict(inst, t)
+        row = {"id": iid, "kwargs": kw, "response": MARKERS.get(t, t), "followed": followed}
+        if iid in LANGUAGE:
+            for seed in range(1, 30):
+                DetectorFactory.seed = seed
+                if verdict(inst, t) != followed:
+                    row["nondeterministic"] = True
+                    break
+        cases.append(row)
 
-json.dump({"open_instruct_commit": "e6c3044aa6201c8bfa4573c1b03142af599e730d", "cases": cases}, sys.stdout, ensure_ascii=False, indent=0)
+if len(set(TEXTS)) != len(TEXTS):
+    sys.exit("duplicate texts")
+json.dump({"open_instruct_commit": "e6c3044aa6201c8bfa4573c1b03142af599e730d", "nltk": nltk.__version__,
+           "model": "punkt_tab/english (sorted-lines sha256)", "model_sha256": MODEL_SHA256, "cases": cases},
+          sys.stdout, ensure_ascii=False, indent=0)
 print()

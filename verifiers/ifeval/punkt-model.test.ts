@@ -62,8 +62,9 @@ describe(`Punkt port vs NLTK ${fixture.nltk} sent_tokenize on ${fixture.cases.le
   test("Assay's default parameters: the gap to the trained model, measured", () => {
     const counts = fixture.cases.filter((c) => countPunktSentences(c.text, ENGLISH) === c.nltk.length).length;
     const lists = fixture.cases.length - mismatches(ENGLISH, "nltk").length;
-    // 376 of 470 when measured (README); fewer means the defaults moved away from NLTK.
-    assert.ok(lists >= 376 && counts >= 376, `defaults agree with the trained model on ${lists} sentence lists, ${counts} counts`);
+    // 457 of 470 when measured (README; 376 before the defaults took the public-domain model's
+    // orthographic context and NLTK's answers on abbreviations); fewer means they moved away from NLTK.
+    assert.ok(lists >= 457 && counts >= 457, `defaults agree with the trained model on ${lists} sentence lists, ${counts} counts`);
   });
 });
 
@@ -94,18 +95,17 @@ describe("punkt_tab parameters", () => {
 });
 
 describe("the setting reaches the verifier", () => {
-  // 2 sentences with Assay's defaults ("e.g" is an abbreviation there), 3 with the public-domain
-  // model and with NLTK's trained one.
-  const text = "Fruits, e.g. apples. Also pears.";
-  const ref = { instruction_id_list: ["length_constraints:number_sentences"], kwargs: [{ num_sentences: 3, relation: "less than" }] };
+  // 1 sentence with the public-domain model as trained (it learned "fox" as an abbreviation from
+  // the speeches), 2 with the defaults, which keep its orthographic context but not its abbreviations.
+  const text = "I saw a fox. Smith ran.";
+  const ref = { instruction_id_list: ["length_constraints:number_sentences"], kwargs: [{ num_sentences: 2, relation: "less than" }] };
   const withDir = (dir: string) => ({ services: testServices({ config: loadConfig({ ASSAY_LOG_LEVEL: "silent", ASSAY_SANDBOX: "none", ASSAY_DATA_DIR: ":memory:", ASSAY_IFEVAL_PUNKT_DIR: dir }) }) });
   test("number_sentences counts with the configured model, and back", async () => {
-    assert.equal(fixture.cases.find((c) => c.text === text)!.nltk.length, 3);
     try {
-      assert.equal((await verifyDirect(ifeval, { response: text, reference: ref }, withDir(PD_DIR))).reward, 0);
+      assert.equal((await verifyDirect(ifeval, { response: text, reference: ref }, withDir(PD_DIR))).reward, 1);
       assert.equal(sentenceModel(), `punkt_tab at ${PD_DIR}`);
-      assert.equal(countSentences(text), 3);
-      assert.equal((await verifyDirect(ifeval, { response: text, reference: ref }, withDir(""))).reward, 1);
+      assert.equal(countSentences(text), 1);
+      assert.equal((await verifyDirect(ifeval, { response: text, reference: ref }, withDir(""))).reward, 0);
       assert.equal(countSentences(text), 2);
     } finally {
       useSentenceModel("");

@@ -1,6 +1,6 @@
 /**
  * The NLTK ports against NLTK itself: Punkt sentence counts (PunktSentenceTokenizer run with the
- * same parameters) and the all-capitals token counts of nltk.word_tokenize.
+ * same parameters: the default ones, punkt-pd/english with ENGLISH_ABBREVIATIONS) and the all-capitals token counts of nltk.word_tokenize.
  */
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
@@ -20,9 +20,12 @@ describe(`Punkt port vs NLTK ${fixture.nltk}`, () => {
     const want = Object.fromEntries(fixture.cases.slice(0, 27));
     assert.equal(want["Yes. I agree."], 2);
     assert.equal(want["Dr. Smith arrived at 3 p.m. He was late."], 2);
-    assert.equal(want["J. K. Rowling wrote it."], 1);
+    // Two with these parameters, one with NLTK's trained model (the initial heuristic reads the
+    // trained model's orthographic context of "k" and "rowling": punkt-model.test.ts lists the gap).
+    assert.equal(want["J. K. Rowling wrote it."], 2);
     assert.equal(want["Wait... what?"], 1);
-    assert.equal(want["Wait... What?"], 2);
+    assert.equal(want["Wait... What?"], 1); // as with the trained model (the old defaults said 2)
+    assert.equal(want["e.g. this one. And that."], 3); // e.g. is no abbreviation to the trained model either
     for (const t of Object.keys(want)) assert.equal(countPunktSentences(t), want[t], t);
   });
   test("a limit stops counting without changing the answer below it", () => {

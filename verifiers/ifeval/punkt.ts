@@ -14,11 +14,13 @@
  *
  * Parameters: NLTK's trained English model (punkt_tab/english) is not shipped (its licence is
  * unclarified upstream, see README). ASSAY_IFEVAL_PUNKT_DIR points at a copy of it (what
- * `nltk.download("punkt_tab")` fetches), and then the counts are NLTK's. Without it, ENGLISH below
- * holds common English abbreviations and the orthographic context of common sentence-starting words.
+ * `nltk.download("punkt_tab")` fetches), and then the counts are NLTK's. Without it, ENGLISH below:
+ * a model trained by NLTK's PunktTrainer on public-domain text (punkt-pd/english) with Assay's list
+ * of abbreviations.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { packageRoot } from "../../src/core/contract.js";
 import { isPySpace } from "./text.js";
 
 // Orthographic context flags (punkt.py _ORTHO_*).
@@ -39,36 +41,35 @@ export interface PunktParams {
   orthoContext: Map<string, number>;
 }
 
-/** Abbreviations (lower case, without the final period) and the ortho context of common words. */
+/**
+ * Abbreviations (lower case, without the final period): Assay's own list of common English ones,
+ * then pruned and extended by NLTK's answers on the probe texts of punkt-nltk-cases.json, where its
+ * trained model splits after a word ("We met e.g. he left." is two sentences there: `e.g`, `i.e`,
+ * `etc`, `mon`, `sat`, `sun`, `mass`, `miss`, `fig`, `vol`, `approx`, `cf`, `al` and `mt` are not
+ * abbreviations to it) or does not (`ok`, `yr`, `p` before a page number, `c` in "Vitamin C. It
+ * helps.", one sentence to NLTK). The list is Assay's, not NLTK's: the trained model's own is not copied.
+ */
 export const ENGLISH_ABBREVIATIONS = [
-  "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "ft", "rev", "gen", "gov", "sen", "rep", "col", "lt", "sgt",
+  "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "ft", "rev", "gen", "gov", "sen", "rep", "col", "lt", "sgt",
   "capt", "cmdr", "adm", "maj", "hon", "messrs", "mme", "mlle", "inc", "ltd", "co", "corp", "bros", "dept", "univ",
-  "assn", "vs", "etc", "e.g", "i.e", "cf", "al", "approx", "est", "fig", "figs", "vol", "vols", "ch", "pp", "ed", "eds",
+  "assn", "vs", "est", "figs", "vols", "ch", "p", "pp", "ed", "eds", "ok", "yr", "c",
   "u.s", "u.k", "u.n", "u.s.a", "d.c", "n.y", "l.a", "a.m", "p.m", "ph.d", "b.a", "m.a", "b.s", "m.s", "m.d",
   "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
-  "mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun",
-  "ave", "blvd", "rd", "ln", "hwy", "calif", "conn", "mass", "mich", "penn", "tenn", "wash", "ariz", "colo", "fla", "ill",
-  "ind", "kan", "minn", "miss", "nev", "okla", "ore", "wis", "wyo",
+  "tue", "tues", "wed", "thu", "thur", "thurs", "fri",
+  "ave", "blvd", "rd", "ln", "hwy", "calif", "conn", "mich", "penn", "tenn", "wash", "ariz", "colo", "fla", "ill",
+  "ind", "kan", "minn", "nev", "okla", "ore", "wis", "wyo",
 ];
 
-/** Words that begin sentences (upper case there) and are otherwise seen in lower case. */
-export const ENGLISH_SENTENCE_WORDS = [
-  "a", "about", "after", "again", "all", "also", "although", "an", "and", "another", "any", "as", "at", "because",
-  "before", "being", "both", "but", "by", "can", "could", "do", "does", "during", "each", "even", "every", "finally",
-  "first", "for", "from", "furthermore", "had", "has", "have", "he", "her", "here", "his", "how", "however", "if", "in",
-  "instead", "it", "its", "just", "let", "many", "meanwhile", "moreover", "most", "my", "no", "not", "now", "of", "on",
-  "once", "one", "only", "or", "other", "our", "overall", "perhaps", "please", "second", "she", "since", "so", "some",
-  "still", "such", "that", "the", "their", "then", "there", "therefore", "these", "they", "third", "this", "those",
-  "though", "thus", "to", "today", "unlike", "we", "what", "when", "where", "whether", "which", "while", "who", "why",
-  "with", "without", "yes", "yet", "you", "your",
-];
+/** The public-domain model punkt_train.py trains (punkt-pd/english: US presidents' addresses). */
+export const PUBLIC_DOMAIN_MODEL_DIR = join(packageRoot(), "verifiers", "ifeval", "punkt-pd", "english");
 
-export const ENGLISH: PunktParams = {
-  abbrevTypes: new Set(ENGLISH_ABBREVIATIONS),
-  collocations: new Set(),
-  sentStarters: new Set(),
-  orthoContext: new Map(ENGLISH_SENTENCE_WORDS.map((w) => [w, BEG_UC | MID_LC])),
-};
+/**
+ * The default parameters (no ASSAY_IFEVAL_PUNKT_DIR): the public-domain model's orthographic
+ * context (16,004 types), sentence starters and collocation, trained by NLTK's PunktTrainer, with
+ * ENGLISH_ABBREVIATIONS in place of its abbreviations (speeches have few, and some it learns are
+ * words: `fox`, `pin`, `amen`). Read once, when this module loads (about 200 KB).
+ */
+export const ENGLISH: PunktParams = { ...loadPunktTab(PUBLIC_DOMAIN_MODEL_DIR), abbrevTypes: new Set(ENGLISH_ABBREVIATIONS) };
 
 /**
  * Parameters in NLTK's punkt_tab format (nltk.tokenize.punkt.load_punkt_params): abbrev_types.txt and

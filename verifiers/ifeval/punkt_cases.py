@@ -1,23 +1,25 @@
 """Regenerates punkt-cases.json: sentence counts from NLTK's own PunktSentenceTokenizer, run with
-the parameters punkt.ts uses (ENGLISH), on seeded random texts built to exercise the algorithm
+the parameters punkt.ts uses by default (ENGLISH: punkt-pd/english with ENGLISH_ABBREVIATIONS), on seeded random texts built to exercise the algorithm
 (abbreviations, initials, numbers, ellipses, ?!, quotes and brackets around breaks, new lines).
 
-    python3 -m venv /tmp/v && /tmp/v/bin/pip install nltk
-    npx tsx -e 'import("./verifiers/ifeval/punkt.ts").then(m => console.log(JSON.stringify({abbrev: m.ENGLISH_ABBREVIATIONS, words: m.ENGLISH_SENTENCE_WORDS})))' > /tmp/params.json
+    python3 -m venv /tmp/v && /tmp/v/bin/pip install nltk==3.10.3
+    npx tsx -e 'import("./verifiers/ifeval/punkt.ts").then(m => console.log(JSON.stringify({abbrev: m.ENGLISH_ABBREVIATIONS, dir: m.PUBLIC_DOMAIN_MODEL_DIR})))' > /tmp/params.json
     /tmp/v/bin/python verifiers/ifeval/punkt_cases.py /tmp/params.json [count=600] [seed] > verifiers/ifeval/punkt-cases.json
 """
 import json
+import os
 import random
 import sys
 
 import nltk
-from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer, _ORTHO_BEG_UC, _ORTHO_MID_LC
+from nltk.data import find
+from nltk.tokenize.punkt import PunktSentenceTokenizer, load_punkt_params
 
 params_in = json.load(open(sys.argv[1]))
-params = PunktParameters()
+# nltk opens data files only under its search path
+nltk.data.path.append(os.path.dirname(params_in["dir"].rstrip("/")))
+params = load_punkt_params(find(os.path.basename(params_in["dir"].rstrip("/")) + "/"))
 params.abbrev_types = set(params_in["abbrev"])
-for w in params_in["words"]:
-    params.add_ortho_context(w, _ORTHO_BEG_UC | _ORTHO_MID_LC)
 tokenizer = PunktSentenceTokenizer(params)
 
 rnd = random.Random(int(sys.argv[3]) if len(sys.argv) > 3 else 20231107)
