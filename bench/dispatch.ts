@@ -1,11 +1,11 @@
 /**
  * The pipeline's share of a light verifier's cost (issue 38): for each of exact, ifeval, the
  * overlap metrics (bleu, chrf, rouge), json and tool_call, the CPU one item costs
- *   - in-process: the registry's checks and defaults, then verify(), in a loop (the function
- *     itself; no HTTP, no scorer), and
+ *   - in-process: the registry's checks and defaults, then verify(), in a loop for --seconds
+ *     (the function itself; no HTTP, no scorer; process.cpuUsage, every thread), and
  *   - through the compiled server: POST /reward/batch of 256 items, two in flight, after a
  *     warm-up, the server process's CPU time (/proc, every thread) divided by the items it
- *     answered, best of 3 windows like the in-process figure,
+ *     answered over at least --seconds and 12 requests,
  * in the same run. The difference is what the pipeline (parsing, validation, dispatch,
  * deadlines, metrics, logging, serialisation) adds to each item; its share is that over the
  * HTTP figure. CPU time, not wall time: the machine is shared.
@@ -50,30 +50,27 @@ async function inProcessUs(make: (i: number) => Record<string, unknown>): Promis
       await r.verifier.verify(r.item, ctx);
     }
   };
-  await once();
-  let best = Infinity;
-  for (let round = 0; round < 3; round++) {
-    const c0 = process.cpuUsage();
-    const t0 = performance.now();
-    let n = 0;
-    while (performance.now() - t0 < (seconds * 1000) / 3) {
-      await once();
-      n += BATCH;
-    }
-    const c = process.cpuUsage(c0);
-    best = Math.min(best, (c.user + c.system) / n);
+  // warm-up, as through HTTP: 1 s
+  for (const w0 = performance.now(); performance.now() - w0 < 1000; ) await once();
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  let n = 0;
+  while (performance.now() - t0 < seconds * 1000) {
+    await once();
+    n += BATCH;
   }
-  return best;
+  const c = process.cpuUsage(c0);
+  return (c.user + c.system) / n;
 }
 
 /**
  * The server's CPU µs per request for `body`: two requests in flight (one parsing while the other
  * scores), a warm-up of 1 s (the JIT: the first seconds of a case cost 2-4x its later ones), then
- * the best of 3 windows of seconds/3, each at least 4 requests. The best, as in-process: on a
- * shared machine the other processes only ever add CPU time (cache misses, switches), so the
- * least-disturbed window is the closest to the cost itself. A closed loop, not autocannon's fixed
- * duration: a slow verifier's 256-item batch can take longer than the whole window on a shared
- * core, and a window with no answer measures nothing.
+ * at least `seconds` and at least 12 requests, the CPU of the whole window over the requests (not
+ * the best of short windows: /proc counts CPU in 10 ms ticks, and the least of a few windows of a
+ * few requests each is biased low). A closed loop, not autocannon's fixed duration: a slow
+ * verifier's 256-item batch can take longer than the whole window on a shared core, and a window
+ * with no answer measures nothing.
  */
 async function throughHttp(body: string, pid: number | undefined): Promise<number> {
   const post = async () => {
@@ -81,12 +78,12 @@ async function throughHttp(body: string, pid: number | undefined): Promise<numbe
     if (r.status !== 200) throw new Error(`/reward/batch answered ${r.status}: ${await r.text()}`);
     await r.arrayBuffer();
   };
-  const window = async (ms: number) => {
+  const window = async (ms: number, least: number) => {
     const cpu0 = cpuUs(pid);
     const t0 = performance.now();
     let done = 0;
     const loop = async () => {
-      while (done < 4 || performance.now() - t0 < ms) {
+      while (done < least || performance.now() - t0 < ms) {
         await post();
         done++;
       }
@@ -94,10 +91,8 @@ async function throughHttp(body: string, pid: number | undefined): Promise<numbe
     await Promise.all([loop(), loop()]);
     return (cpuUs(pid) - cpu0) / done;
   };
-  await window(1000);
-  let best = Infinity;
-  for (let round = 0; round < 3; round++) best = Math.min(best, await window((seconds * 1000) / 3));
-  return best;
+  await window(1000, 2);
+  return window(seconds * 1000, 12);
 }
 
 const load0 = loadavg()[0]!;
