@@ -54,7 +54,10 @@ export async function startServer(
     } catch {
       /* not up yet */
     }
-    if (Date.now() - t0 > 30_000) throw new Error(`${args.join(" ")} did not answer /healthz in 30s`);
+    if (Date.now() - t0 > 30_000) {
+      child.kill(); // not left serving after the bench has given up on it
+      throw new Error(`${args.join(" ")} did not answer /healthz in 30s`);
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   return { port, url, child };

@@ -122,6 +122,8 @@ describe("admission: refused up front past ASSAY_SANDBOX_MAX_WAIT_MS", () => {
     const one = await request(app).post("/reward").send(item()).expect(429);
     assert.equal(one.headers["retry-after"], "15");
     assert.match(one.body.error, /sandbox busy/);
+    // Under the configured bound, both the slots and the bound itself are what to raise.
+    assert.match(one.body.error, /\(or raise ASSAY_SANDBOX_POOL \/ ASSAY_SANDBOX_MAX_WAIT_MS\)$/);
     await request(app).post("/reward/batch").send({ items: [{ verifier: "exact", response: "a", reference: "a" }, item()] }).expect(429);
     const text = await request(app).post("/reward/batch").send({ items: [{ verifier: "exact", response: "a", reference: "a" }] }).expect(200);
     assert.equal(text.body.results[0].reward, 1);
@@ -162,7 +164,9 @@ describe("admission: refused up front past ASSAY_SANDBOX_MAX_WAIT_MS", () => {
     const { app } = await appWith({ ...busy, waitMs: 175_000 });
     const orl = await getReward(app).expect(429);
     assert.match(orl.body.error, /past the bound of 170 s \(OpenRLHF's client waits 180 s for an answer, 10 s of it for scoring\)/);
-    assert.match(orl.body.error, /raise ASSAY_SANDBOX_POOL, or have the trainer send fewer requests at once/);
+    assert.match(orl.body.error, /raise ASSAY_SANDBOX_POOL, or have the trainer send fewer requests at once\)$/);
+    // The bound is the caller's wait here, not the configured one: that setting is not named.
+    assert.doesNotMatch(orl.body.error, /MAX_WAIT_MS/);
     assert.equal(orl.headers["retry-after"], "5");
     await verify(app).expect(200); // the NeMo-Gym proxy waits 900 s
     const far = await appWith({ ...busy, waitMs: 895_000 });

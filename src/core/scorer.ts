@@ -96,12 +96,15 @@ export class Scorer {
         this.countWaiting(pooled[i]!, -1);
         // Every runner resumes in the same turn: the first one back opens a new slice, and the
         // rest wait for another turn once that slice is spent.
-        while (now() - since > BATCH_SLICE_MS) {
+        // One clock read an item: the slice check's is the item's start.
+        let t = now();
+        while (t - since > BATCH_SLICE_MS) {
           const spent = since;
           await new Promise<void>((resolve) => setImmediate(resolve));
-          if (since === spent) since = now();
+          t = now();
+          if (since === spent) since = t;
         }
-        const r = this.scoreChecked(items[i], inner, now(), 0);
+        const r = this.scoreChecked(items[i], inner, t, 0);
         results[i] = this.report(r instanceof Promise ? await r : r);
       }
     };

@@ -47,10 +47,21 @@ export interface Caller {
   waitsMs: number;
 }
 
-/** Each shared pool's admission bound, what a refusal calls it, and what to raise. */
-const BOUNDS: Record<SharedPool, (c: Runtime["config"]) => { bound: number; what: string; raise: string }> = {
-  sandbox: (c) => ({ bound: c.sandbox.maxWaitMs, what: "sandbox", raise: "ASSAY_SANDBOX_POOL / ASSAY_SANDBOX_MAX_WAIT_MS" }),
-  sql: (c) => ({ bound: c.sql.maxWaitMs, what: "SQL engines", raise: "ASSAY_SQL_WORKERS / ASSAY_SQL_PG_CONNECTIONS / ASSAY_SQL_PG_POOL / ASSAY_SQL_MAX_WAIT_MS" }),
+/**
+ * Each shared pool's admission bound, what a refusal calls it, and what to raise: the settings
+ * that give the pool more room (`slots`) and the one that sets the bound itself (`boundSetting`),
+ * kept apart so a refusal whose bound the configured one no longer decides (a held caller's)
+ * names only the former.
+ */
+interface PoolBound {
+  bound: number;
+  what: string;
+  slots: readonly string[];
+  boundSetting: string;
+}
+const BOUNDS: Record<SharedPool, (c: Runtime["config"]) => PoolBound> = {
+  sandbox: (c) => ({ bound: c.sandbox.maxWaitMs, what: "sandbox", slots: ["ASSAY_SANDBOX_POOL"], boundSetting: "ASSAY_SANDBOX_MAX_WAIT_MS" }),
+  sql: (c) => ({ bound: c.sql.maxWaitMs, what: "SQL engines", slots: ["ASSAY_SQL_WORKERS", "ASSAY_SQL_PG_CONNECTIONS", "ASSAY_SQL_PG_POOL"], boundSetting: "ASSAY_SQL_MAX_WAIT_MS" }),
 };
 const POOLS = Object.keys(BOUNDS) as SharedPool[];
 
@@ -98,8 +109,10 @@ export function routeDeps(runtime: Runtime, metrics: Metrics, limiter: InflightL
       let ownMs: number | undefined;
       for (const pool of POOLS) {
         const waitMs = items ? runtime.scorer.waitMs(items, pool) : 0;
-        let { bound, what, raise } = BOUNDS[pool](config);
+        const limits = BOUNDS[pool](config);
+        let bound = limits.bound;
         let held = "";
+        let raise = [...limits.slots, limits.boundSetting].join(" / ");
         if (waitMs > bound && items && caller) {
           ownMs ??= runtime.scorer.ownMs(items);
           const hold = caller.waitsMs - ownMs;
@@ -107,14 +120,14 @@ export function routeDeps(runtime: Runtime, metrics: Metrics, limiter: InflightL
             bound = hold;
             held = ` (${caller.name} waits ${Math.round(caller.waitsMs / 1000)} s for an answer, ${Math.round(ownMs / 1000)} s of it for scoring)`;
             // The configured bound no longer decides: more slots, or fewer requests, do.
-            raise = `${raise.split(" / ").filter((k) => !k.endsWith("_MAX_WAIT_MS")).join(" / ")}, or have the trainer send fewer requests at once`;
+            raise = `${limits.slots.join(" / ")}, or have the trainer send fewer requests at once`;
           }
         }
         if (waitMs > bound) {
           const retry = Math.max(config.retryAfterS, Math.ceil((waitMs - bound) / 1000));
           throw new HttpError(
             429,
-            `${what} busy: work sent now would wait about ${Math.round(waitMs / 1000)} s for a ${pool === "sandbox" ? "slot" : "process or connection"}, past the bound of ${Math.round(bound / 1000)} s${held}; retry after ${retry}s (or raise ${raise})`,
+            `${limits.what} busy: work sent now would wait about ${Math.round(waitMs / 1000)} s for a ${pool === "sandbox" ? "slot" : "process or connection"}, past the bound of ${Math.round(bound / 1000)} s${held}; retry after ${retry}s (or raise ${raise})`,
             undefined,
             { "Retry-After": String(retry) },
           );

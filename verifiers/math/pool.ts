@@ -19,6 +19,7 @@
 import { Piscina } from "piscina";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { Cancel } from "../../src/core/deadlines.js";
 import { PROGRESS_SLOTS, type Chunk, type ChunkResult, type ItemResult, type Task, type TaskResult } from "./worker.js";
 
 /** worker.js next to this module when compiled, worker.ts when running from sources (tsx). */
@@ -74,7 +75,12 @@ interface Job {
 interface InFlight {
   jobs: Job[];
   progress: Int32Array;
-  ac: AbortController;
+  /**
+   * Aborts the chunk's piscina task (its thread is terminated). A Cancel, not an AbortController:
+   * piscina takes anything with addEventListener/aborted, and an EventTarget per chunk was an
+   * eighth of the main thread's dispatch CPU (issue 38).
+   */
+  ac: Cancel;
   timer: NodeJS.Timeout | null;
   /** suffixMin[i]: the smallest budget among jobs i.. (the watchdog's next look). */
   suffixMin: number[];
@@ -222,13 +228,13 @@ export class MathPool {
     const progress = new Int32Array(new SharedArrayBuffer(4 * (PROGRESS_SLOTS + jobs.length)));
     const suffixMin = new Array<number>(jobs.length);
     for (let i = jobs.length - 1, m = Infinity; i >= 0; i--) suffixMin[i] = m = Math.min(m, jobs[i].budgetMs);
-    const c: InFlight = { jobs, progress, ac: new AbortController(), timer: null, suffixMin, killed: null };
+    const c: InFlight = { jobs, progress, ac: new Cancel(), timer: null, suffixMin, killed: null };
     for (const j of jobs) j.chunk = c;
     this.inFlight++;
     this.chunks++;
     const items = jobs.map((j) => j.task);
     this.watch(c);
-    this.pool.run({ items, progress }, { signal: c.ac.signal }).then(
+    this.pool.run({ items, progress }, { signal: c.ac }).then(
       (r) => this.settle(c, r, null),
       (err) => this.settle(c, null, err),
     );
