@@ -83,12 +83,13 @@ export interface SessionBoxOptions {
 export class NoBoxInTimeError extends Error {}
 
 class DockerBox implements Box {
-  constructor(private readonly w: Worker) {}
+  /** `memoryMb`: what the container started with (a session asking the same needs no update). */
+  constructor(private readonly w: Worker, private readonly memoryMb: number) {}
   get dead() {
     return this.w.dead;
   }
   async start(language: string, files: Record<string, string> | undefined, valueBytes: number, memoryMb: number): Promise<void> {
-    if (memoryMb) {
+    if (memoryMb && memoryMb !== this.memoryMb) {
       const bytes = memoryMb * 1024 * 1024;
       await this.w.container.update({ Memory: bytes, MemorySwap: bytes });
     }
@@ -189,7 +190,7 @@ export class DockerBoxes implements BoxBackend {
     }
     if (w) {
       this.fill();
-      return Promise.resolve(new DockerBox(w));
+      return Promise.resolve(new DockerBox(w, this.opts.memoryMb));
     }
     if (this.failures >= 3 && this.lastError) {
       this.fill();
@@ -200,7 +201,7 @@ export class DockerBoxes implements BoxBackend {
         resolve: (x: Worker) => {
           clearTimeout(timer);
           signal?.removeEventListener("abort", onAbort);
-          resolve(new DockerBox(x));
+          resolve(new DockerBox(x, this.opts.memoryMb));
         },
         reject: (e: Error) => {
           clearTimeout(timer);
