@@ -15,6 +15,7 @@ import { PACKAGE_ROOT } from "../paths.js";
 import { imageTag, recipeFor } from "../images.js";
 import { Worker, withTimeout, type DockerOptions } from "../docker/worker.js";
 import { connectionOf } from "../docker/engines.js";
+import { removeStale } from "../docker/index.js";
 
 export const KERNEL_PATH = join(PACKAGE_ROOT, "sandbox", "sessions", "kernel.py");
 let kernelSource: string | undefined;
@@ -140,6 +141,8 @@ export class DockerBoxes implements BoxBackend {
       return `no Docker engine answers (${(e as Error).message}): start one, or set DOCKER_HOST`;
     }
     const here = await withTimeout(this.docker.getImage(this.image).inspect(), 3000, "inspect").then(() => true, () => false);
+    // Sessions of an Assay process that is gone (a restart) are lost: their containers go.
+    await withTimeout(removeStale(this.docker), 10_000, "sweep").catch(() => {});
     return here ? null : `the sandbox image ${this.image} is not built: run \`npx assay sandbox build --lang python\``;
   }
 
