@@ -19,7 +19,7 @@ describe("session routes (docker)", { skip: opened.skip }, () => {
   after(() => svc.shutdown());
   const app = async () => (await testApp({}, undefined, { sessions: lazy(async () => ({ sessions: svc, close: async () => {} })) })).app;
 
-  test("POST /sessions, exec twice with state kept, GET, list, DELETE; answers match openapi.yaml", { timeout: 60_000 }, async () => {
+  test("POST /sessions, exec twice with state kept, GET, list, DELETE; answers match openapi.yaml", { timeout: 180_000 }, async () => {
     const a = await app();
     const created = await request(a).post("/sessions").send({ language: "python", limits: { idleMs: 60_000 }, labels: { rollout: "r1" } }).expect(201);
     assert.equal(check("SessionInfo", created.body), null);
@@ -40,7 +40,7 @@ describe("session routes (docker)", { skip: opened.skip }, () => {
     assert.equal(after.body.status, "ended");
   });
 
-  test("unknown ids 404, lost ids say so, bad requests 400 naming what to change", { timeout: 30_000 }, async () => {
+  test("unknown ids 404, lost ids say so, bad requests 400 naming what to change", { timeout: 120_000 }, async () => {
     const a = await app();
     const nf = await request(a).get("/sessions/nope").expect(404);
     assert.match(nf.body.error, /GET \/sessions/);
@@ -54,7 +54,7 @@ describe("session routes (docker)", { skip: opened.skip }, () => {
     await request(a).post("/sessions/x/exec").send({ nocode: 1 }).expect(400);
   });
 
-  test("past ASSAY_SESSION_MAX open sessions: 429 with Retry-After, at once", { timeout: 60_000 }, async () => {
+  test("past ASSAY_SESSION_MAX open sessions: 429 with Retry-After, at once", { timeout: 180_000 }, async () => {
     const a = await app();
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await request(a).post("/sessions").send({ language: "bash" }).expect(201)).body.id);
@@ -67,7 +67,7 @@ describe("session routes (docker)", { skip: opened.skip }, () => {
     await request(a).post("/sessions").send({ language: "bash" }).expect(201).then((r) => request(a).delete(`/sessions/${r.body.id}`));
   });
 
-  test("/run_jupyter: cells run in order in one kernel, SandboxFusion's response shape", { timeout: 60_000 }, async () => {
+  test("/run_jupyter: cells run in order in one kernel, SandboxFusion's response shape", { timeout: 180_000 }, async () => {
     const a = await app();
     const r = await request(a)
       .post("/run_jupyter")
@@ -87,7 +87,7 @@ describe("session routes (docker)", { skip: opened.skip }, () => {
     assert.equal(slow.body.driver.status, "TimeLimitExceeded");
   });
 
-  test("NeMo-Gym: /seed_session's cookie takes every later tool call to the same interpreter; /close_session ends it", { timeout: 60_000 }, async () => {
+  test("NeMo-Gym: /seed_session's cookie takes every later tool call to the same interpreter; /close_session ends it", { timeout: 180_000 }, async () => {
     const a = await app();
     // As NVIDIA-NeMo/Gym's SimpleAgent.run does: seed, keep the response's cookies, send them with each call.
     const seeded = await request(a).post("/seed_session").send({}).expect(200);
@@ -108,5 +108,17 @@ describe("session routes (docker)", { skip: opened.skip }, () => {
     await request(a).post("/close_session").send({ resources_session_id: "rollout-2" }).expect(200);
     const unseeded = await request(a).post("/stateful_python_code_exec").send({ code: "1" }).expect(400);
     assert.match(unseeded.body.error, /seed_session/);
+  });
+
+  test("keys apply as on every route: /sessions needs the bearer key; the drop-ins take it in the path", { timeout: 180_000 }, async () => {
+    const a = (await testApp({ ASSAY_API_KEYS: "k-sessions" }, undefined, { sessions: lazy(async () => ({ sessions: svc, close: async () => {} })) })).app;
+    await request(a).post("/sessions").send({ language: "bash" }).expect(401);
+    await request(a).get("/sessions").expect(401);
+    const made = await request(a).post("/sessions").set("Authorization", "Bearer k-sessions").send({ language: "bash" }).expect(201);
+    await request(a).post(`/sessions/${made.body.id}/exec`).send({ code: "echo hi" }).expect(401);
+    await request(a).delete(`/sessions/${made.body.id}`).set("Authorization", "Bearer k-sessions").expect(200);
+    await request(a).post("/run_jupyter").send({ cells: ["1"] }).expect(401);
+    const r = await request(a).post("/k/k-sessions/run_jupyter").send({ cells: ["6 * 7"] }).expect(200);
+    assert.deepEqual(r.body.cells[0].display, [{ "text/plain": "42" }]);
   });
 });

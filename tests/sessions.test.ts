@@ -15,7 +15,7 @@ const svc = opened.sessions as Sessions;
 describe("sessions (docker)", { skip: opened.skip }, () => {
   after(() => svc.shutdown());
 
-  test("python keeps variables, imports, functions and files between execs; the last expression's value comes back", { timeout: 60_000 }, async () => {
+  test("python keeps variables, imports, functions and files between execs; the last expression's value comes back", { timeout: 180_000 }, async () => {
     const s = await svc.create({ language: "python", files: { "data.txt": "41" } });
     assert.equal(s.status, "active");
     let r = await svc.exec(s.id, { code: "import math\nn = int(open('data.txt').read())\ndef inc(x):\n    return x + 1\nprint('set')" });
@@ -42,7 +42,7 @@ describe("sessions (docker)", { skip: opened.skip }, () => {
     assert.match(r.error!.message, /POST \/sessions/);
   });
 
-  test("bash keeps variables, functions and the working directory; a failing last command is an error that leaves the shell", { timeout: 60_000 }, async () => {
+  test("bash keeps variables, functions and the working directory; a failing last command is an error that leaves the shell", { timeout: 180_000 }, async () => {
     const s = await svc.create({ language: "bash" });
     let r = await svc.exec(s.id, { code: "X=7\ngreet() { echo \"hi $1\"; }\nmkdir -p d && cd d && echo here > f" });
     assert.equal(r.status, "ok", JSON.stringify(r));
@@ -57,7 +57,7 @@ describe("sessions (docker)", { skip: opened.skip }, () => {
     await svc.close(s.id);
   });
 
-  test("per-exec CPU and wall limits end the session with timeout; the next exec says it has ended", { timeout: 90_000 }, async () => {
+  test("per-exec CPU and wall limits end the session with timeout; the next exec says it has ended", { timeout: 240_000 }, async () => {
     const a = await svc.create({ language: "python", limits: { cpuMsPerExec: 800 } });
     const t0 = Date.now();
     let r = await svc.exec(a.id, { code: "x = 1\nwhile True:\n    x += 1" });
@@ -75,7 +75,7 @@ describe("sessions (docker)", { skip: opened.skip }, () => {
     assert.equal(svc.get(b.id).endedReason, "timeout");
   });
 
-  test("the session's memory limit ends it with memory; too much output ends it with output_limit", { timeout: 90_000 }, async () => {
+  test("the session's memory limit ends it with memory; too much output ends it with output_limit", { timeout: 240_000 }, async () => {
     const a = await svc.create({ language: "python", limits: { memoryMb: 128 } });
     let r = await svc.exec(a.id, { code: "chunks = []\nwhile True:\n    chunks.append(bytearray(8 << 20))" });
     assert.equal(r.status, "memory", JSON.stringify(r));
@@ -88,7 +88,7 @@ describe("sessions (docker)", { skip: opened.skip }, () => {
     assert.equal(svc.get(b.id).endedReason, "output_limit");
   });
 
-  test("a session's lifetime ends it; an idle session is reclaimed", { timeout: 60_000 }, async () => {
+  test("a session's lifetime ends it; an idle session is reclaimed", { timeout: 180_000 }, async () => {
     const a = await svc.create({ language: "python", limits: { lifetimeMs: 2500 } });
     let r = await svc.exec(a.id, { code: "import time\ntime.sleep(10)" });
     assert.equal(r.status, "timeout", "the exec's wall is cut at the session's end of life");
@@ -105,7 +105,7 @@ describe("sessions (docker)", { skip: opened.skip }, () => {
     assert.match(r.error!.message, /idle timeout/);
   });
 
-  test("two sessions cannot see each other's files, /tmp, processes or the network", { timeout: 60_000 }, async () => {
+  test("two sessions cannot see each other's files, /tmp, processes or the network", { timeout: 180_000 }, async () => {
     const a = await svc.create({ language: "bash" });
     const b = await svc.create({ language: "bash" });
     const procs = "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline; echo; done | grep -c '[s]leep 600'; true";
@@ -125,7 +125,7 @@ describe("sessions (docker)", { skip: opened.skip }, () => {
     for (const s of [a, b, p]) await svc.close(s.id);
   });
 
-  test("hostile cells (fork bomb, memory bomb, disk fill, endless output) end only their own session; a neighbour and the next session work", { timeout: 180_000 }, async () => {
+  test("hostile cells (fork bomb, memory bomb, disk fill, endless output) end only their own session; a neighbour and the next session work", { timeout: 360_000 }, async () => {
     const neighbour = await svc.create({ language: "python" });
     assert.equal((await svc.exec(neighbour.id, { code: "kept = 'yes'" })).status, "ok");
     const hostile: [string, string, string[]][] = [
