@@ -313,19 +313,32 @@ export class Sessions implements SessionService {
   }
 }
 
-/** The service from the configuration (ASSAY_SESSION_*, the sandbox's pids and scratch): on Docker. */
+/** The service from the configuration (ASSAY_SESSION_*, the sandbox's backend, pids, scratch and rootfs): Docker, else bubblewrap. */
 export async function openSessions(config: import("../core/config.js").Config): Promise<Sessions> {
-  const { DockerBoxes } = await import("../../sandbox/sessions/index.js");
   const c = config.sessions;
   const sb = config.sandbox;
-  if (sb.backend !== "auto" && sb.backend !== "docker") {
-    throw new Error(`code-interpreter sessions run on the docker backend, and ASSAY_SANDBOX=${sb.backend}; set ASSAY_SANDBOX=docker or auto`);
+  if (sb.backend === "none") throw new Error("code-interpreter sessions need a sandbox, and ASSAY_SANDBOX=none; set ASSAY_SANDBOX=auto, docker or bwrap");
+  const reasons: string[] = [];
+  let boxes: BoxBackend | null = null;
+  if (sb.backend === "auto" || sb.backend === "docker") {
+    const { DockerBoxes } = await import("../../sandbox/sessions/index.js");
+    const host = sb.dockerHosts[0] ?? (sb.dockerHost || undefined);
+    const d = new DockerBoxes({ warm: c.warm, memoryMb: c.memoryMb, pids: sb.pids, scratchMb: sb.scratchMb, host, certPath: sb.dockerCertPath || undefined });
+    const why = await d.check();
+    if (why) reasons.push(`docker: ${why}`);
+    else boxes = d;
   }
-  const host = sb.dockerHosts[0] ?? (sb.dockerHost || undefined);
-  const boxes = new DockerBoxes({ warm: c.warm, memoryMb: c.memoryMb, pids: sb.pids, scratchMb: sb.scratchMb, host, certPath: sb.dockerCertPath || undefined });
-  const why = await boxes.check();
-  if (why) throw new Error(`code-interpreter sessions need Docker: ${why}`);
-  boxes.fill();
+  if (!boxes && (sb.backend === "auto" || sb.backend === "bwrap")) {
+    const { BwrapBoxes } = await import("../../sandbox/sessions/bwrap.js");
+    const b = new BwrapBoxes({ warm: c.warm, memoryMb: c.memoryMb, pids: sb.pids, scratchMb: sb.scratchMb, rootfs: sb.rootfs });
+    const why = b.check();
+    if (why) {
+      reasons.push(`bwrap: ${why}`);
+      await b.close();
+    } else boxes = b;
+  }
+  if (!boxes) throw new Error(`code-interpreter sessions cannot run here: ${reasons.join("; ")}`);
+  (boxes as { fill?: () => void }).fill?.();
   const cap = c.maxLifetimeS * 1000;
   return new Sessions(boxes, {
     defaults: { memoryMb: c.memoryMb, cpuMsPerExec: c.cpuMs, wallMsPerExec: c.wallMs, lifetimeMs: Math.min(cap, c.lifetimeS * 1000), idleMs: Math.min(cap, c.idleS * 1000), outputBytes: c.outputBytes },
