@@ -202,5 +202,13 @@ export class BwrapBoxes implements BoxBackend {
     for (const w of this.waiters.splice(0)) w.reject(new Error("the session service is shutting down"));
     await Promise.all(this.idle.splice(0).map((b) => b.slot.kill().then(() => this.release(b.group))));
     rmSync(this.base, { recursive: true, force: true });
+    // The parent groups go too once nothing else of this process uses them (the run backend's slots).
+    for (const d of ["memory", "pids", "cpuacct", "cpu,cpuacct", ""]) {
+      try {
+        rmdirSync(join("/sys/fs/cgroup", d, `assay-bwrap-${process.pid}`));
+      } catch {
+        /* not there, or still in use */
+      }
+    }
   }
 }
