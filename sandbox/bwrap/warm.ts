@@ -44,6 +44,10 @@ export interface WarmSpec {
   /** cgroup.procs files the sandbox joins before it starts. */
   procs: string[];
   cgroups: CgroupBinds | null;
+  /** Another in-sandbox program than the runner (the session supervisor, sandbox/sessions/kernel.py), same protocol. */
+  program?: string;
+  /** Also a tmpfs /tmp (scratchMb) of the sandbox's own (sessions). */
+  tmp?: boolean;
 }
 
 /** The bwrap command line of a warm slot (exported for tests that read it). */
@@ -68,6 +72,7 @@ export function warmArgv(s: WarmSpec): string[] {
     // semaphores and any shm_open would fail a correct program). The runner empties it per run.
     "--size", String(s.scratchMb * 1024 * 1024), "--perms", "1777", "--tmpfs", "/dev/shm",
     "--size", String(s.scratchMb * 1024 * 1024), "--perms", "0755", "--tmpfs", "/sandbox",
+    ...(s.tmp ? ["--size", String(s.scratchMb * 1024 * 1024), "--perms", "1777", "--tmpfs", "/tmp"] : []),
     ...cg,
     "--chdir", "/sandbox",
     "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "LANG", "C.UTF-8",
@@ -75,7 +80,7 @@ export function warmArgv(s: WarmSpec): string[] {
     ...CAPS.flatMap((c) => ["--cap-add", c]),
     ...(s.seccomp ? ["--seccomp", "3"] : []),
     "--",
-    "python3", "-u", "-c", runnerSourceText(),
+    "python3", "-u", "-c", s.program ?? runnerSourceText(),
   ];
   // Join the slot's cgroups first (a shell that moves itself, then execs), so every process of
   // the sandbox is inside before the runner starts.

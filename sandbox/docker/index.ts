@@ -177,7 +177,7 @@ export class DockerSandbox implements Sandbox {
 }
 
 /** Removes containers left by Assay processes on this host that are no longer running. */
-async function removeStale(docker: Docker): Promise<void> {
+export async function removeStale(docker: Docker): Promise<void> {
   const list = await docker.listContainers({ all: true, filters: { label: [LABEL] } });
   const host = hostname();
   await Promise.all(

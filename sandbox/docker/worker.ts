@@ -141,10 +141,16 @@ export class Worker {
     stream.on("error", onEnd);
   }
 
-  static async start(docker: Docker, image: string, opts: DockerOptions): Promise<Worker> {
+  /**
+   * Starts a container. `program`: another in-sandbox program than the runner (the session
+   * supervisor, sandbox/sessions/kernel.py) speaking the same ready-then-replies protocol, and
+   * tmpfs mounts beside /sandbox, and a memory limit of its own (MiB) in place of `opts.memoryMb`.
+   */
+  static async start(docker: Docker, image: string, opts: DockerOptions, program?: { source: string; tmpfs?: Record<string, string>; memoryMb?: number; labels?: Record<string, string> }): Promise<Worker> {
+    const memoryMb = program?.memoryMb ?? opts.memoryMb;
     const container = await docker.createContainer({
       Image: image,
-      Cmd: ["python3", "-u", "-c", runnerSourceText()],
+      Cmd: ["python3", "-u", "-c", program?.source ?? runnerSourceText()],
       Env: ["ASSAY_SCRATCH=/sandbox", "ASSAY_IN_SANDBOX=1", "PATH=/usr/local/bin:/usr/bin:/bin"],
       User: "0:0",
       WorkingDir: "/sandbox",
@@ -155,14 +161,14 @@ export class Worker {
       StdinOnce: false,
       Tty: false,
       NetworkDisabled: true,
-      Labels: { [LABEL]: OWNER },
+      Labels: { [LABEL]: OWNER, ...program?.labels },
       HostConfig: {
         NetworkMode: "none",
         ReadonlyRootfs: true,
-        Tmpfs: { "/sandbox": `rw,exec,nosuid,nodev,size=${opts.scratchMb}m,mode=755` },
+        Tmpfs: { "/sandbox": `rw,exec,nosuid,nodev,size=${opts.scratchMb}m,mode=755`, ...program?.tmpfs },
         ShmSize: 16 * 1024 * 1024,
-        Memory: opts.memoryMb * 1024 * 1024,
-        MemorySwap: opts.memoryMb * 1024 * 1024,
+        Memory: memoryMb * 1024 * 1024,
+        MemorySwap: memoryMb * 1024 * 1024,
         PidsLimit: opts.pids,
         // At most one core per container: a fork bomb in one sample cannot starve the others.
         NanoCpus: 1_000_000_000,

@@ -218,6 +218,19 @@ export const SETTINGS = {
     dockerHosts: list("ASSAY_DOCKER_HOSTS", "docker: several engines (comma-separated `unix:///path` or `tcp://host:port`) to spread the warm containers over; an engine that fails is dropped and retried later while items score on the others. Unset: `DOCKER_HOST` alone"),
     dockerCertPath: str("DOCKER_CERT_PATH", "", "docker: directory of `ca.pem`, `cert.pem`, `key.pem` for `tcp://` engines over TLS, as the docker CLI reads it", "(none: plain TCP)"),
   },
+  sessions: {
+    max: int("ASSAY_SESSION_MAX", 256, "code-interpreter sessions (`/sessions`): most open at once, each its own sandbox (a container); `POST /sessions` past it is refused with 429 and `Retry-After`", 1, 100_000),
+    warm: int("ASSAY_SESSION_WARM", 2, "sessions: sandboxes started ahead, so creating a session costs no container start (`0`: none kept warm, each session starts its own)", 0, 1024),
+    maxWaitMs: int("ASSAY_SESSION_MAX_WAIT_MS", 30_000, "sessions: how long `POST /sessions` waits for a sandbox to start when none is warm, ms; past it 429 with `Retry-After`", 1, 600_000),
+    memoryMb: int("ASSAY_SESSION_MEMORY_MB", 512, "sessions: a session's memory (its sandbox's cgroup, files in its tmpfs included), MiB, unless it asks for another (`limits.memoryMb`)", 16, 1 << 20),
+    maxMemoryMb: int("ASSAY_SESSION_MAX_MEMORY_MB", 2048, "sessions: the most memory a session may ask for, MiB", 16, 1 << 20),
+    cpuMs: int("ASSAY_SESSION_CPU_MS", 10_000, "sessions: CPU time one exec may use (every process of the session together), ms, unless the session asks for another (`limits.cpuMsPerExec`, at most 10 minutes); past it the interpreter is killed and the session ends with `timeout`", 1, 600_000),
+    wallMs: int("ASSAY_SESSION_WALL_MS", 30_000, "sessions: wall time one exec may take, ms, unless the session asks for another (`limits.wallMsPerExec`, at most 10 minutes); past it the session ends with `timeout`", 1, 600_000),
+    idleS: int("ASSAY_SESSION_IDLE_S", 300, "sessions: a session with no exec for this long is reclaimed (ended, `idle`), s, unless it asks for another (`limits.idleMs`, at most the lifetime cap)", 1, 86_400 * 7),
+    lifetimeS: int("ASSAY_SESSION_LIFETIME_S", 3600, "sessions: a session's whole life, s, unless it asks for another (`limits.lifetimeMs`); past it the session ends (`lifetime`)", 1, 86_400 * 7),
+    maxLifetimeS: int("ASSAY_SESSION_MAX_LIFETIME_S", 86_400, "sessions: the longest lifetime or idle timeout a session may ask for, s", 1, 86_400 * 7),
+    outputBytes: size("ASSAY_SESSION_OUTPUT", 1024 ** 2, "sessions: most stdout (and, apart, stderr) one exec may write; past it the session ends with `output_limit` (a session may ask for up to 16 MiB, `limits.outputBytes`)", "`1mb`"),
+  },
   dataDir: dataDir(
     "ASSAY_DATA_DIR",
     "where the SQLite store (`assay.db`: rubrics, judge verdict cache, batch jobs) lives; created on first use; `:memory:` keeps nothing",
@@ -329,7 +342,7 @@ export type Config = Resolved<typeof SETTINGS>;
 export type SandboxConfig = Config["sandbox"];
 
 /** Values that override the environment (the CLI's --host/--port), by the Config's own keys. */
-export type ConfigOverrides = Partial<Omit<Config, "sandbox" | "math" | "ifeval" | "judge" | "jobs" | "compose" | "custom">> & { sandbox?: Partial<SandboxConfig>; judge?: Partial<Config["judge"]>; jobs?: Partial<Config["jobs"]> };
+export type ConfigOverrides = Partial<Omit<Config, "sandbox" | "math" | "ifeval" | "judge" | "jobs" | "compose" | "custom" | "sessions">> & { sandbox?: Partial<SandboxConfig>; judge?: Partial<Config["judge"]>; jobs?: Partial<Config["jobs"]>; sessions?: Partial<Config["sessions"]> };
 
 function isSetting(x: unknown): x is Setting<unknown> {
   return !!x && typeof x === "object" && typeof (x as Setting<unknown>).parse === "function";
@@ -361,11 +374,12 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
   const errors: string[] = unknownVariables(env);
   const c = read(SETTINGS, env, errors) as any;
   if (errors.length) throw new Error(`bad configuration:\n  ${errors.join("\n  ")}`);
-  const { sandbox, judge, jobs, ...rest } = overrides;
+  const { sandbox, judge, jobs, sessions, ...rest } = overrides;
   Object.assign(c, rest);
   Object.assign(c.jobs, jobs ?? {});
   Object.assign(c.sandbox, sandbox ?? {});
   Object.assign(c.judge, judge ?? {});
+  Object.assign(c.sessions, sessions ?? {});
   if (!c.dataDir) c.dataDir = join(env.XDG_DATA_HOME || join(homedir(), ".local", "share"), "assay");
   c.maxDeadlineMs = Math.max(c.deadlineMs, c.maxDeadlineMs);
   if (c.workers === 0) c.workers = availableParallelism();

@@ -13,6 +13,7 @@ import { Judge } from "../judge/client.js";
 import { openStore, type Store } from "../store/index.js";
 import { createSqlService } from "../sql/service.js";
 import { JobService } from "../jobs/service.js";
+import type { Sessions } from "../sessions/service.js";
 
 interface Closable {
   close(): Promise<void>;
@@ -65,6 +66,16 @@ function jobsService(config: Config, log: Logger, store: () => Promise<Store>) {
   return lazy(async () => new JobService(config, log, await store()));
 }
 
+/** The code-interpreter sessions (src/sessions), started on first use; `close` ends every session. */
+function sessionsService(config: Config, log: Logger) {
+  return lazy(async () => {
+    const { openSessions } = await import("../sessions/service.js");
+    const sessions: Sessions = await openSessions(config);
+    log.info({ backend: sessions.backend, boot: sessions.bootId }, "sessions: ready");
+    return { sessions, close: () => sessions.shutdown() };
+  });
+}
+
 export function createServices(config: Config, log: Logger) {
   const store = storeService(config);
   const services = {
@@ -82,6 +93,8 @@ export function createServices(config: Config, log: Logger) {
     sql: lazy(async () => createSqlService(config)),
     /** Batch scoring jobs (src/jobs): stored in the store, spread over workers when ASSAY_REDIS_URL is set. */
     jobs: jobsService(config, log, store),
+    /** Code-interpreter sessions (`(await services.sessions()).sessions`: the SessionService of src/sessions/types.ts). */
+    sessions: sessionsService(config, log),
   };
   return {
     ...services,

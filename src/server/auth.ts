@@ -13,7 +13,7 @@ import type { Metrics } from "./metrics.js";
 const digest = (s: string) => createHash("sha256").update(s).digest();
 
 /** Routes that take the key in the path: the drop-ins, whose trainers send no headers. */
-export const KEY_IN_PATH_ROUTES: ReadonlySet<string> = new Set(["/get_reward", "/run_code", "/seed_session", "/close_session", "/verify", "/aggregate_metrics"]);
+export const KEY_IN_PATH_ROUTES: ReadonlySet<string> = new Set(["/get_reward", "/run_code", "/run_jupyter", "/seed_session", "/stateful_python_code_exec", "/close_session", "/verify", "/aggregate_metrics"]);
 
 const PATH_KEY = /^\/k\/([^/?#]{1,512})(\/[^?#]*)(\?.*)?$/s;
 const keyOf = new WeakMap<Request, string>();

@@ -7,7 +7,15 @@
  * `failure_kind`, `failure_reason` for a reward that is not a valid measurement.
  * `ResourcesSeedSessionRequest`/`Response`, `ResourcesCloseSessionRequest`/`Response`, and
  * `AggregateMetricsRequest` -> `AggregateMetrics` (nemo_gym/config_types.py) likewise.
- * Assay keeps no per-rollout state, so seeding and closing only echo the session id.
+ * Seeding and closing echo the session id; a rollout's tool calls reach one Assay code-interpreter
+ * session: `/seed_session` sets the cookie `assay_session` (a token, bound to nothing yet), and
+ * `POST /stateful_python_code_exec` (`{"code": ...}`) runs the code in the Python session bound
+ * to the token it carries (the cookie, or the seed's `resources_session_id` in the body), made on
+ * the first call. NeMo-Gym's agent sends the seed's cookies with every tool call and `/verify`
+ * (NVIDIA-NeMo/Gym, responses_api_agents/simple_agent/app.py, `SimpleAgent.run` and
+ * `.responses`: each function call is POSTed to `/{name}` with its arguments as the body and the
+ * resources server's cookies), so its later calls reach the same interpreter. `/close_session`
+ * ends it.
  *
  * A row naming a verifier Assay does not have is answered 400 naming the nearest one, not a
  * masked sample: a misspelt verifier column would otherwise mask every row of the run without
@@ -17,6 +25,21 @@ import { Router } from "express";
 import type { RewardResult } from "../../core/types.js";
 import { HttpError } from "../errors.js";
 import { clientLeft, type Caller, type RouteDeps } from "../http.js";
+import { randomBytes } from "node:crypto";
+import { sessionHttpError, sessionService } from "./sessions.js";
+
+/** The cookie `/seed_session` sets: the rollout's token. */
+export const NEMO_GYM_COOKIE = "assay_session";
+/** Most rollouts remembered at once (token -> session id); the oldest are forgotten first. */
+const MAX_ROLLOUTS = 100_000;
+
+function cookieOf(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? "").split(";")) {
+    const i = part.indexOf("=");
+    if (i > 0 && part.slice(0, i).trim() === name) return decodeURIComponent(part.slice(i + 1).trim());
+  }
+  return undefined;
+}
 
 /**
  * Who calls /verify: the resources server NeMo-Gym starts (clients/python/assay_client/nemo_gym.py),
@@ -130,12 +153,53 @@ export function nemoGymRoutes({ runtime, body: opening, admit }: RouteDeps): Rou
   const { scorer } = runtime;
   const r = Router();
 
+  /** Rollout token -> its Assay session id (once the first tool call made it). */
+  const rollouts = new Map<string, string | null>();
+  const remember = (token: string, id: string | null) => {
+    rollouts.delete(token);
+    rollouts.set(token, id);
+    if (rollouts.size > MAX_ROLLOUTS) rollouts.delete(rollouts.keys().next().value!);
+  };
+  const tokenOf = (req: import("express").Request): string | undefined => {
+    const b = req.body as Json | undefined;
+    return cookieOf(req.headers.cookie, NEMO_GYM_COOKIE) ?? (b && typeof b.resources_session_id === "string" ? `rs:${b.resources_session_id}` : undefined);
+  };
+
   r.post("/seed_session", opening("NemoGymSeedSessionRequest"), (req, res) => {
     const b = req.body as Json;
+    const token = typeof b.resources_session_id === "string" ? `rs:${b.resources_session_id}` : `ng:${randomBytes(12).toString("hex")}`;
+    remember(token, null);
+    res.cookie(NEMO_GYM_COOKIE, token, { httpOnly: true, path: "/", sameSite: "strict" });
     res.json(typeof b.resources_session_id === "string" ? { resources_session_id: b.resources_session_id } : {});
   });
 
-  r.post("/close_session", opening("NemoGymCloseSessionRequest"), (req, res) => {
+  r.post("/stateful_python_code_exec", opening("NemoGymPythonExec"), async (req, res) => {
+    const token = tokenOf(req);
+    if (!token || !rollouts.has(token)) throw new HttpError(400, `no seeded session: call /seed_session first and send back its \`${NEMO_GYM_COOKIE}\` cookie (or its resources_session_id)`);
+    const svc = await sessionService(runtime);
+    const release = admit(1);
+    try {
+      let id = rollouts.get(token) ?? null;
+      if (!id) {
+        try {
+          id = (await svc.create({ language: "python", labels: { nemo_gym: token } })).id;
+        } catch (e) {
+          throw sessionHttpError(e, runtime.config.retryAfterS);
+        }
+        remember(token, id);
+      }
+      const x = await svc.exec(id, { code: String((req.body as Json).code) });
+      res.json({ status: x.status, stdout: x.stdout, stderr: x.stderr, value: x.value, error: x.error, session_id: id });
+    } finally {
+      release();
+    }
+  });
+
+  r.post("/close_session", opening("NemoGymCloseSessionRequest"), async (req, res) => {
+    const token = tokenOf(req);
+    const id = token ? rollouts.get(token) : undefined;
+    if (token) rollouts.delete(token);
+    if (id) await (await runtime.services.sessions()).sessions.close(id).catch(() => {});
     res.json({ resources_session_id: (req.body as Json).resources_session_id });
   });
 
