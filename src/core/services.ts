@@ -13,6 +13,7 @@ import { Judge } from "../judge/client.js";
 import { openStore, type Store } from "../store/index.js";
 import { createSqlService } from "../sql/service.js";
 import { JobService } from "../jobs/service.js";
+import type { SessionService } from "../sessions/types.js";
 
 interface Closable {
   close(): Promise<void>;
@@ -82,6 +83,12 @@ export function createServices(config: Config, log: Logger) {
     sql: lazy(async () => createSqlService(config)),
     /** Batch scoring jobs (src/jobs): stored in the store, spread over workers when ASSAY_REDIS_URL is set. */
     jobs: jobsService(config, log, store),
+    /**
+     * Stateful interpreter sessions (src/sessions/types.ts, issue 32), for the surfaces that run
+     * them (the MCP endpoint's `python` tool). Not built here yet: undefined until the session
+     * service is wired in; tests and the server pass one through `services`.
+     */
+    sessions: undefined as (() => Promise<SessionService>) | undefined,
   };
   return {
     ...services,

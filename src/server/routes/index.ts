@@ -14,5 +14,6 @@ import { rubricRoutes } from "./rubrics.js";
 import { storedRoutes } from "./stored.js";
 import { databaseRoutes } from "./databases.js";
 import { jobRoutes } from "./jobs.js";
+import { mcpRoutes } from "./mcp.js";
 
-export const ROUTES: ((deps: RouteDeps) => Router)[] = [rewardRoutes, metaRoutes, openrlhfRoutes, sandboxFusionRoutes, nemoGymRoutes, rubricRoutes, databaseRoutes, jobRoutes, storedRoutes];
+export const ROUTES: ((deps: RouteDeps) => Router)[] = [rewardRoutes, metaRoutes, openrlhfRoutes, sandboxFusionRoutes, nemoGymRoutes, rubricRoutes, databaseRoutes, jobRoutes, storedRoutes, mcpRoutes];
