@@ -18,6 +18,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import request from "supertest";
 import { testApp, fakeSandbox } from "./helpers.js";
+import { lazy, type Services } from "../src/core/services.js";
 import { openBwrapForTests, openDockerForTests, type Opened } from "./sandboxes.js";
 import {
   SessionBusyError,
@@ -89,6 +90,9 @@ export class MemorySessions implements SessionService {
   async shutdown(): Promise<void> {}
 }
 
+/** The sessions service slot (Services.sessions) holding `s`. */
+const memory = (s: SessionService) => lazy(async () => ({ sessions: s, close: async () => {} })) as unknown as Services["sessions"];
+
 async function listen(app: import("express").Express): Promise<{ url: URL; server: Server }> {
   const server = await new Promise<Server>((r) => {
     const s = app.listen(0, "127.0.0.1", () => r(s));
@@ -118,7 +122,7 @@ if (!opened.sandbox) opened = await openDockerForTests(2);
 
 describe("MCP endpoint with the SDK's client", async () => {
   const sessions = new MemorySessions();
-  const { app } = await testApp({ ASSAY_SQL_UPLOAD_DIR: mkdtempSync(join(tmpdir(), "assay-mcp-")) }, [], { sandbox: fakeSandbox(opened.sandbox), sessions: async () => sessions });
+  const { app, runtime } = await testApp({ ASSAY_SQL_UPLOAD_DIR: mkdtempSync(join(tmpdir(), "assay-mcp-")) }, [], { sandbox: fakeSandbox(opened.sandbox), sessions: memory(sessions) });
   const { url, server } = await listen(app);
   let client: Client;
   before(async () => {
@@ -126,7 +130,9 @@ describe("MCP endpoint with the SDK's client", async () => {
   });
   after(async () => {
     await client?.close();
+    server.closeAllConnections();
     server.close();
+    await runtime.close();
     await opened.sandbox?.close();
   });
 
@@ -241,9 +247,13 @@ describe("MCP endpoint with the SDK's client", async () => {
 describe("MCP endpoint with API keys", async () => {
   const KEY = "mcp-test-key-1";
   const sessions = new MemorySessions();
-  const { app } = await testApp({ ASSAY_API_KEYS: `${KEY},other-key-2` }, [], { sessions: async () => sessions });
+  const { app, runtime } = await testApp({ ASSAY_API_KEYS: `${KEY},other-key-2` }, [], { sessions: memory(sessions) });
   const { url, server } = await listen(app);
-  after(() => server.close());
+  after(async () => {
+    server.closeAllConnections();
+    server.close();
+    await runtime.close();
+  });
 
   test("without a key the SDK client is refused (401), with a wrong one too", async () => {
     await assert.rejects(connect(url), (e: Error) => /401|Unauthorized|missing API key/i.test(e.message));
@@ -272,5 +282,33 @@ describe("MCP endpoint with API keys", async () => {
     assert.equal(r.isError, true);
     assert.deepEqual(sessions.cells.get(id), ["secret = 1"], "nothing ran in the other key's session");
     await o.close();
+  });
+});
+
+describe("MCP python tool with the real session service", async () => {
+  // The session service is built by createServices where it is wired in (the sessions branch);
+  // in a tree without it this suite has nothing to drive and says so.
+  const { app, runtime } = await testApp({ ASSAY_SANDBOX: process.env.ASSAY_SANDBOX ?? "auto" });
+  const wired = runtime.services.sessions !== undefined;
+  const { url, server } = await listen(app);
+  after(async () => {
+    server.closeAllConnections();
+    server.close();
+    await runtime.close();
+  });
+  test("state kept between calls of one session; another session does not see it", { skip: wired ? false : "no session service in this tree (Services.sessions undefined)" }, async () => {
+    const client = await connect(url);
+    try {
+      const first = await client.callTool({ name: "python", arguments: { code: "import math\nx = 41" } });
+      const a = parsed(first);
+      assert.equal(a.status, "ok", JSON.stringify(a));
+      const b = parsed(await client.callTool({ name: "python", arguments: { code: "x + 1", session_id: a.session_id } }));
+      assert.equal(b.value, "42", JSON.stringify(b));
+      const other = await client.callTool({ name: "python", arguments: { code: "x" } });
+      assert.equal(other.isError, true);
+      assert.equal(parsed(other).error.name, "NameError");
+    } finally {
+      await client.close();
+    }
   });
 });

@@ -84,11 +84,12 @@ export function createServices(config: Config, log: Logger) {
     /** Batch scoring jobs (src/jobs): stored in the store, spread over workers when ASSAY_REDIS_URL is set. */
     jobs: jobsService(config, log, store),
     /**
-     * Stateful interpreter sessions (src/sessions/types.ts, issue 32), for the surfaces that run
-     * them (the MCP endpoint's `python` tool). Not built here yet: undefined until the session
-     * service is wired in; tests and the server pass one through `services`.
+     * Code-interpreter sessions (`(await services.sessions()).sessions`: the SessionService of
+     * src/sessions/types.ts, issue 32), for the surfaces that run them (the MCP endpoint's `python`
+     * tool). Not built in this branch: undefined until the session service is wired in; tests pass
+     * one through `services`.
      */
-    sessions: undefined as (() => Promise<SessionService>) | undefined,
+    sessions: undefined as (() => Promise<{ sessions: SessionService }>) | undefined,
   };
   return {
     ...services,

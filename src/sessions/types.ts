@@ -162,7 +162,6 @@ export interface SessionService {
   stats(): SessionStats;
   /** Resolves once a session can be created at once (the warm pool has one). */
   warmUp?(): Promise<void>;
-  close_all?(): Promise<void>;
   shutdown(): Promise<void>;
 }
 

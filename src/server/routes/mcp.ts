@@ -19,7 +19,9 @@ import { OPENAPI } from "../../core/contract.js";
 
 export function mcpRoutes({ runtime, body, admit }: RouteDeps): Router {
   const r = Router();
-  const tools = mcpTools({ runtime, admit, runCode: runCodeOf(runtime), sessions: runtime.services.sessions });
+  const service = runtime.services.sessions;
+  const sessions = service ? async () => (await service()).sessions : undefined;
+  const tools = mcpTools({ runtime, admit, runCode: runCodeOf(runtime), sessions });
   const byName = new Map(tools.map((t) => [t.name, t]));
   const listed = tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
 
