@@ -21,5 +21,5 @@ if [ -z "${PIP_INDEX_URL:-}" ] && [ -d /opt/pypi/simple ]; then
 fi
 
 "$PY" -m pip install --disable-pip-version-check --no-input --root-user-action=ignore "${index_args[@]}" \
-  "./clients/python[train,test]"
+  "./clients/python[train,test,mcp]"
 "$PY" -c "import assay_client, trl, transformers, torch, pytest; print('setup-python: trl', trl.__version__, 'transformers', transformers.__version__, 'torch', torch.__version__)"

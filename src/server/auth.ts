@@ -1,7 +1,7 @@
 /**
  * Optional API-key auth: with ASSAY_API_KEYS set, every route after this needs a key, sent as
  * `Authorization: Bearer <key>` or, for the drop-in routes whose trainers cannot send a header
- * (OpenRLHF's --reward.remote_url, verl's sandbox_fusion url, NeMo-Gym), in the path:
+ * (OpenRLHF's --reward.remote_url, verl's sandbox_fusion url, NeMo-Gym, verl's MCP server config), in the path:
  * `/k/<key>/get_reward`. The key leaves the URL before anything logs it (keyFromPath runs first)
  * and is compared in constant time, as the header's is.
  */
@@ -13,7 +13,7 @@ import type { Metrics } from "./metrics.js";
 const digest = (s: string) => createHash("sha256").update(s).digest();
 
 /** Routes that take the key in the path: the drop-ins, whose trainers send no headers. */
-export const KEY_IN_PATH_ROUTES: ReadonlySet<string> = new Set(["/get_reward", "/run_code", "/run_jupyter", "/seed_session", "/stateful_python_code_exec", "/close_session", "/verify", "/aggregate_metrics"]);
+export const KEY_IN_PATH_ROUTES: ReadonlySet<string> = new Set(["/get_reward", "/run_code", "/mcp", "/run_jupyter", "/seed_session", "/stateful_python_code_exec", "/close_session", "/verify", "/aggregate_metrics"]);
 
 const PATH_KEY = /^\/k\/([^/?#]{1,512})(\/[^?#]*)(\?.*)?$/s;
 const keyOf = new WeakMap<Request, string>();
@@ -80,6 +80,17 @@ export function loggedUrl(url: string, keys: readonly string[]): string {
   let out = decoded;
   for (const k of keys) if (k && out.includes(k)) out = out.split(k).join("(key)");
   return out === decoded ? url : out;
+}
+
+/**
+ * Who is calling, for what a caller owns (interpreter sessions): a digest of the API key the
+ * request presented (header or path), never the key itself; undefined with no keys configured
+ * (then every caller is the same one). Call it only behind bearerAuth.
+ */
+export function callerOf(req: Request, keys: readonly string[]): string | undefined {
+  if (keys.length === 0) return undefined;
+  const key = keyOf.get(req) ?? /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? "")?.[1];
+  return key === undefined ? undefined : "key:" + digest(key).toString("hex").slice(0, 16);
 }
 
 export function bearerAuth(keys: string[], _metrics: Metrics): RequestHandler {

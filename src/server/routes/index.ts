@@ -15,5 +15,6 @@ import { storedRoutes } from "./stored.js";
 import { databaseRoutes } from "./databases.js";
 import { jobRoutes } from "./jobs.js";
 import { jupyterRoutes, sessionRoutes } from "./sessions.js";
+import { mcpRoutes } from "./mcp.js";
 
-export const ROUTES: ((deps: RouteDeps) => Router)[] = [rewardRoutes, metaRoutes, openrlhfRoutes, sandboxFusionRoutes, nemoGymRoutes, rubricRoutes, databaseRoutes, jobRoutes, sessionRoutes, jupyterRoutes, storedRoutes];
+export const ROUTES: ((deps: RouteDeps) => Router)[] = [rewardRoutes, metaRoutes, openrlhfRoutes, sandboxFusionRoutes, nemoGymRoutes, rubricRoutes, databaseRoutes, jobRoutes, sessionRoutes, jupyterRoutes, storedRoutes, mcpRoutes];

@@ -25,9 +25,10 @@ import { clientGone, type RouteDeps } from "../http.js";
 import type { RunOutcome, Sandbox } from "../../../sandbox/types.js";
 import { canonicalLanguage, isCompiled, languageNames } from "../../../sandbox/languages.js";
 import { RunCodeQueue } from "../run-code-queue.js";
+import type { Runtime } from "../../core/runtime.js";
 
 /** The request after validation: openapi.yaml's defaults (language, timeouts) are filled in. */
-type RunCodeBody = Wire["RunCodeRequest"] & Required<Pick<Wire["RunCodeRequest"], "language" | "compile_timeout" | "run_timeout" | "memory_limit_MB">>;
+export type RunCodeBody = Wire["RunCodeRequest"] & Required<Pick<Wire["RunCodeRequest"], "language" | "compile_timeout" | "run_timeout" | "memory_limit_MB">>;
 
 type CommandStatus = Wire["CommandRunResult"]["status"];
 type CommandRunResult = Wire["CommandRunResult"];
@@ -114,17 +115,38 @@ function busy(why: string, retryAfterS: number): HttpError {
   );
 }
 
-export function sandboxFusionRoutes({ runtime, body: opening, admit }: RouteDeps): Router {
-  const r = Router();
+/** A /run_code request after validation, with what the runner needs to know about its caller. */
+export interface RunCodeCall {
+  body: RunCodeBody;
+  /** When the request arrived (epoch ms): its caller's clock starts there. */
+  arrived: number;
+  /** Aborted when the caller has gone (its answer is then never written). */
+  gone: AbortSignal;
+  log?: { warn(msg: string): void };
+}
+
+/**
+ * What /run_code does once a request is admitted, as a function: the MCP endpoint's `run_code`
+ * tool calls the same one, so both share one queue (in order of expected work, run-code-queue.ts)
+ * in front of the sandbox. Resolves to SandboxFusion's response, or null when the caller has gone;
+ * throws HttpError 400 (unknown language) or 504 (busy past the caller's budget).
+ */
+export type RunCode = (call: RunCodeCall) => Promise<ReturnType<typeof toSandboxFusion> | null>;
+
+const runners = new WeakMap<Runtime, RunCode>();
+
+/** The runtime's one RunCode (made on first use). */
+export function runCodeOf(runtime: Runtime): RunCode {
+  let run = runners.get(runtime);
+  if (!run) runners.set(runtime, (run = makeRunCode(runtime)));
+  return run;
+}
+
+function makeRunCode(runtime: Runtime): RunCode {
   const { runCodeSlackMs: slackMs, runCodePython } = runtime.config.sandbox;
   let warnedNoSci = false;
   const queue = new RunCodeQueue();
-  r.post("/run_code", (req, _res, next) => {
-    arrivedAt.set(req, Date.now());
-    next();
-  }, opening("RunCodeRequest"), async (req, res) => {
-    const body = req.body as RunCodeBody;
-    const arrived = arrivedAt.get(req) ?? Date.now();
+  return async ({ body, arrived, gone, log }) => {
     let language = canonicalLanguage(body.language);
     if (!language) throw new HttpError(400, `language ${JSON.stringify(body.language)} is not supported; use one of ${languageNames().join(", ")}`, "language");
     const startBy = runCodeStartBy(arrived, { ...body, language }, slackMs);
@@ -134,6 +156,70 @@ export function sandboxFusionRoutes({ runtime, body: opening, admit }: RouteDeps
       if (b64 === null || b64 === undefined) continue;
       files[name] = Buffer.from(b64, "base64").toString("utf8");
     }
+    let sandbox: Sandbox;
+    try {
+      sandbox = await runtime.services.sandbox();
+    } catch (e) {
+      return { status: "SandboxError", message: (e as Error).message, compile_result: null, run_result: null, executor_pod_name: null, files: {} };
+    }
+    if (language === "python" && runCodePython === "python-sci") {
+      if (sandbox.languages.includes("python-sci")) language = "python-sci";
+      else if (!warnedNoSci) {
+        warnedNoSci = true;
+        log?.warn("/run_code: the python-sci image is not built, so python programs run in the lean image without NumPy; build it with `npx assay sandbox build --lang python-sci` (or set ASSAY_RUN_CODE_PYTHON=python to silence this)");
+      }
+    }
+    // No refusal from the backlog's estimate (it counts loops' whole limits, and a refusal made
+    // early spends verl's three tries in 3 s): the request waits for its turn until startBy,
+    // in order of expected work (run-code-queue.ts), and only then is answered 504.
+    const late = AbortSignal.timeout(Math.max(1, answerBy - Date.now()));
+    const signal = AbortSignal.any([gone, late]);
+    const slots = sandbox.load?.().slots || runtime.config.sandbox.poolSize || 4;
+    const keys = RunCodeQueue.keys(language, body.code, JSON.stringify([body.stdin ?? "", body.files ?? {}, body.compile_timeout, body.run_timeout, body.memory_limit_MB]));
+    const turn = await queue.take(language, slots, keys, startBy, signal);
+    if (!turn) {
+      if (gone.aborted) return null;
+      throw busy(`every sandbox stayed busy for ${Math.round((Date.now() - arrived) / 1000)} s`, runtime.config.retryAfterS);
+    }
+    const runMs = Math.round(body.run_timeout * 1000);
+    // The turn ends when the run does (its slot is busy until then), even where the answer,
+    // a 504 at the caller's deadline, has gone before: killing a container on a loaded host
+    // can take seconds, and the caller's clock does not wait for it.
+    const running = sandbox.run({
+      language,
+      code: body.code,
+      stdin: body.stdin ?? "",
+      files,
+      compileWallMs: Math.round(body.compile_timeout * 1000),
+      limits: { wallMs: runMs, cpuMs: runMs, ...(body.memory_limit_MB > 0 ? { memoryMb: body.memory_limit_MB } : {}) },
+      signal,
+      startBy,
+    });
+    // Cut at the caller's deadline: it ran long, so its other cases wait behind quick ones.
+    void running.then((o) => turn.end(o.status === "time_limit" || late.aborted), () => turn.end(late.aborted));
+    const cut = new Promise<null>((resolve) => {
+      if (late.aborted) resolve(null);
+      else late.addEventListener("abort", () => resolve(null), { once: true });
+    });
+    const outcome = await Promise.race([running, cut]);
+    if (gone.aborted) return null;
+    if (outcome === null || (late.aborted && outcome.status === "sandbox_error")) throw busy(`the program was still running ${Math.round((Date.now() - arrived) / 1000)} s after arrival (the sandbox counts its own time, and this host is loaded), so it was stopped before the caller's timeout`, runtime.config.retryAfterS);
+    if (outcome.status === "not_started") throw busy(`every sandbox stayed busy for ${Math.round((Date.now() - arrived) / 1000)} s`, runtime.config.retryAfterS);
+    const out = toSandboxFusion(outcome);
+    if (body.fetch_files?.length) out.message = `${out.message ? out.message + "; " : ""}fetch_files is not supported: no files are returned`;
+    return out;
+  };
+}
+
+export function sandboxFusionRoutes({ runtime, body: opening, admit }: RouteDeps): Router {
+  const r = Router();
+  const run = runCodeOf(runtime);
+  r.post("/run_code", (req, _res, next) => {
+    arrivedAt.set(req, Date.now());
+    next();
+  }, opening("RunCodeRequest"), async (req, res) => {
+    const body = req.body as RunCodeBody;
+    const arrived = arrivedAt.get(req) ?? Date.now();
     let release: () => void;
     try {
       release = admit(1);
@@ -143,60 +229,8 @@ export function sandboxFusionRoutes({ runtime, body: opening, admit }: RouteDeps
       throw e;
     }
     try {
-      let sandbox: Sandbox;
-      try {
-        sandbox = await runtime.services.sandbox();
-      } catch (e) {
-        res.json({ status: "SandboxError", message: (e as Error).message, compile_result: null, run_result: null, executor_pod_name: null, files: {} });
-        return;
-      }
-      if (language === "python" && runCodePython === "python-sci") {
-        if (sandbox.languages.includes("python-sci")) language = "python-sci";
-        else if (!warnedNoSci) {
-          warnedNoSci = true;
-          req.log?.warn("/run_code: the python-sci image is not built, so python programs run in the lean image without NumPy; build it with `npx assay sandbox build --lang python-sci` (or set ASSAY_RUN_CODE_PYTHON=python to silence this)");
-        }
-      }
-      // No refusal from the backlog's estimate (it counts loops' whole limits, and a refusal made
-      // early spends verl's three tries in 3 s): the request waits for its turn until startBy,
-      // in order of expected work (run-code-queue.ts), and only then is answered 504.
-      const gone = clientGone(req, res);
-      const late = AbortSignal.timeout(Math.max(1, answerBy - Date.now()));
-      const signal = AbortSignal.any([gone, late]);
-      const slots = sandbox.load?.().slots || runtime.config.sandbox.poolSize || 4;
-      const keys = RunCodeQueue.keys(language, body.code, JSON.stringify([body.stdin ?? "", body.files ?? {}, body.compile_timeout, body.run_timeout, body.memory_limit_MB]));
-      const turn = await queue.take(language, slots, keys, startBy, signal);
-      if (!turn) {
-        if (gone.aborted) return;
-        throw busy(`every sandbox stayed busy for ${Math.round((Date.now() - arrived) / 1000)} s`, runtime.config.retryAfterS);
-      }
-      const runMs = Math.round(body.run_timeout * 1000);
-      // The turn ends when the run does (its slot is busy until then), even where the answer,
-      // a 504 at the caller's deadline, has gone before: killing a container on a loaded host
-      // can take seconds, and the caller's clock does not wait for it.
-      const running = sandbox.run({
-        language,
-        code: body.code,
-        stdin: body.stdin ?? "",
-        files,
-        compileWallMs: Math.round(body.compile_timeout * 1000),
-        limits: { wallMs: runMs, cpuMs: runMs, ...(body.memory_limit_MB > 0 ? { memoryMb: body.memory_limit_MB } : {}) },
-        signal,
-        startBy,
-      });
-      // Cut at the caller's deadline: it ran long, so its other cases wait behind quick ones.
-      void running.then((o) => turn.end(o.status === "time_limit" || late.aborted), () => turn.end(late.aborted));
-      const cut = new Promise<null>((resolve) => {
-        if (late.aborted) resolve(null);
-        else late.addEventListener("abort", () => resolve(null), { once: true });
-      });
-      const outcome = await Promise.race([running, cut]);
-      if (gone.aborted) return;
-      if (outcome === null || (late.aborted && outcome.status === "sandbox_error")) throw busy(`the program was still running ${Math.round((Date.now() - arrived) / 1000)} s after arrival (the sandbox counts its own time, and this host is loaded), so it was stopped before the caller's timeout`, runtime.config.retryAfterS);
-      if (outcome.status === "not_started") throw busy(`every sandbox stayed busy for ${Math.round((Date.now() - arrived) / 1000)} s`, runtime.config.retryAfterS);
-      const out = toSandboxFusion(outcome);
-      if (body.fetch_files?.length) out.message = `${out.message ? out.message + "; " : ""}fetch_files is not supported: no files are returned`;
-      res.json(out);
+      const out = await run({ body, arrived, gone: clientGone(req, res), log: req.log });
+      if (out) res.json(out);
     } finally {
       release();
     }
