@@ -23,7 +23,7 @@ import { recipeFor, rootfsDir } from "../sandbox/images.js";
 import pino from "pino";
 import { createRuntime } from "../src/core/runtime.js";
 import { createApp } from "../src/server/app.js";
-import { pct, table } from "./lib.js";
+import { childrenCpuMs, pct, sandboxCpuMs, table } from "./lib.js";
 
 const arg = (name: string, dflt: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -91,50 +91,6 @@ async function bare(): Promise<{ rate: number; p50: number; cpuMs: number }> {
   }
   lat.sort((a, b) => a - b);
   return { rate: N / ((performance.now() - t0) / 1000), p50: pct(lat, 50), cpuMs: (childrenCpuMs() - cpu0) / N };
-}
-
-/** CPU time of this process's reaped children so far (cutime + cstime of /proc/self/stat), ms. */
-function childrenCpuMs(): number {
-  const f = readFileSync("/proc/self/stat", "utf8").split(") ")[1].split(" ");
-  return ((Number(f[13]) + Number(f[14])) * 1000) / 100; // fields 16 and 17, in clock ticks (USER_HZ = 100)
-}
-
-/**
- * CPU time of the sandbox so far, ms, and what it was read from (it must not change within a
- * round): docker, every Assay sandbox container's cgroup (v1 or v2); bwrap, the server's slot
- * cgroups (every slot's fresh-sandbox runs and warm sandbox). null where unreadable.
- */
-function sandboxCpuMs(kind: Backend["kind"]): { ids: string; ms: number } | null {
-  if (kind !== "docker") {
-    const name = `assay-bwrap-${process.pid}`;
-    for (const f of [`/sys/fs/cgroup/cpuacct/${name}/cpuacct.usage`, `/sys/fs/cgroup/cpu,cpuacct/${name}/cpuacct.usage`]) {
-      try {
-        return { ids: name, ms: Number(readFileSync(f, "utf8")) / 1e6 };
-      } catch {
-        /* next */
-      }
-    }
-    try {
-      return { ids: name, ms: Number(/usage_usec (\d+)/.exec(readFileSync(`/sys/fs/cgroup/${name}/cpu.stat`, "utf8"))![1]) / 1000 };
-    } catch {
-      return null;
-    }
-  }
-  const ids = spawnSync("docker", ["ps", "-q", "--no-trunc", "--filter", "label=assay.sandbox"], { encoding: "utf8" }).stdout.split("\n").filter(Boolean);
-  let ns = 0;
-  for (const id of ids) {
-    try {
-      ns += Number(readFileSync(`/sys/fs/cgroup/cpuacct/docker/${id}/cpuacct.usage`, "utf8"));
-    } catch {
-      try {
-        const stat = readFileSync(`/sys/fs/cgroup/system.slice/docker-${id}.scope/cpu.stat`, "utf8");
-        ns += Number(/usage_usec (\d+)/.exec(stat)![1]) * 1000;
-      } catch {
-        return null;
-      }
-    }
-  }
-  return { ids: ids.sort().join(), ms: ns / 1e6 };
 }
 
 /** A backend under test: docker, bwrap (warm slots), bwrap-cold (a fresh sandbox per run, ASSAY_SANDBOX_BWRAP_WARM=0). */

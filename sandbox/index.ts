@@ -91,12 +91,15 @@ export class CompositeSandbox implements Sandbox {
   }
 }
 
-async function pickProcessBackend(c: SandboxConfig): Promise<SandboxChoice> {
+/** Where a backend reports what an operator should fix while it runs (the server's log, as warnings). */
+export type OnWarning = (message: string) => void;
+
+async function pickProcessBackend(c: SandboxConfig, onWarning?: OnWarning): Promise<SandboxChoice> {
   const mode = c.backend;
   const notes: string[] = [];
   if (mode === "docker" || mode === "auto") {
     const { openDocker, dockerOptions } = await import("./docker/index.js");
-    const d = await openDocker(dockerOptions(c));
+    const d = await openDocker({ ...dockerOptions(c), onWarning });
     if (d.sandbox) {
       d.sandbox.warm("python");
       return { sandbox: d.sandbox, note: d.note };
@@ -105,7 +108,7 @@ async function pickProcessBackend(c: SandboxConfig): Promise<SandboxChoice> {
   }
   if (mode === "bwrap" || mode === "auto") {
     const { openBwrap } = await import("./bwrap/index.js");
-    const b = await openBwrap(c);
+    const b = await openBwrap({ ...c, onWarning });
     if (b.sandbox) return { sandbox: b.sandbox, note: (notes.length ? `${notes.join("; ")}; so ` : "") + b.note };
     notes.push(b.note);
   }
@@ -113,8 +116,8 @@ async function pickProcessBackend(c: SandboxConfig): Promise<SandboxChoice> {
   return { sandbox: null, note: notes.join("; ") };
 }
 
-export async function selectSandbox(c: SandboxConfig): Promise<SandboxChoice> {
-  const main = await pickProcessBackend(c);
+export async function selectSandbox(c: SandboxConfig, onWarning?: OnWarning): Promise<SandboxChoice> {
+  const main = await pickProcessBackend(c, onWarning);
   if (c.backend === "none") return main;
   const { openJs } = await import("./js/index.js");
   const js = await openJs();
@@ -122,6 +125,6 @@ export async function selectSandbox(c: SandboxConfig): Promise<SandboxChoice> {
   const pyNote = py ? `; plain python programs run in ${py} (ASSAY_SANDBOX_PYTHON)` + (main.sandbox?.languages.includes(py) ? "" : `, whose image is not built: ${notBuiltReason(py)}`) : "";
   if (!js.sandbox) return { sandbox: main.sandbox && py ? new CompositeSandbox([main.sandbox], undefined, py) : main.sandbox, note: `${main.note}; ${js.note}${pyNote}` };
   // No process backend now: look again when a program needs one (`sandbox build` may run later).
-  if (!main.sandbox) return { sandbox: new CompositeSandbox([js.sandbox], main.note, py, () => pickProcessBackend(c)), note: `${main.note}; only JavaScript can run (${js.note}); looked for again when a program needs it` };
+  if (!main.sandbox) return { sandbox: new CompositeSandbox([js.sandbox], main.note, py, () => pickProcessBackend(c, onWarning)), note: `${main.note}; only JavaScript can run (${js.note}); looked for again when a program needs it` };
   return { sandbox: new CompositeSandbox([main.sandbox, js.sandbox], undefined, py), note: `${main.note}; ${js.note}${pyNote}` };
 }

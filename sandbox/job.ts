@@ -21,6 +21,8 @@ export interface RunnerJob {
   /** What the runtime prints when it runs out of memory (with a non-zero exit: memory_limit). */
   oom: string[];
   compile?: { argv: string[]; env: Record<string, string>; output: string; key: string; limits: JobLimits };
+  /** The compile step alone, its output kept in the runner's cache (a warm bwrap slot's first test of a compiled item). */
+  compileOnly?: boolean;
   /** Python: the modules the warm interpreter imports when it starts (the first Python run of a container or slot). */
   preload?: string[];
 }
@@ -128,4 +130,24 @@ export function outcomeOf(r: any, job?: RunnerJob): RunOutcome {
   if (r.compile) o.compile = { status: r.compile.status, stdout: r.compile.stdout ?? "", stderr: r.compile.stderr ?? "", wallMs: r.compile.wallMs ?? 0, cpuMs: r.compile.cpuMs ?? null, waitMs: r.compile.waitMs ?? null };
   if (r.leftover) o.message = "the program left processes behind; they were killed";
   return o;
+}
+
+/**
+ * Warns once per image and list (through `warn`) of the modules a warm interpreter was asked to
+ * preload that did not import: the runner names them in the reply of the run that started it
+ * (`preloadSkipped`), and a run importing one pays the import each time.
+ */
+export function preloadWarner(warn: ((message: string) => void) | undefined): (image: string, reply: { preloadSkipped?: unknown }) => void {
+  const told = new Set<string>();
+  return (image, reply) => {
+    const skipped = reply.preloadSkipped;
+    if (!warn || !Array.isArray(skipped) || !skipped.length) return;
+    const key = `${image}\0${skipped.join("\0")}`;
+    if (told.has(key) || told.size > 256) return;
+    told.add(key);
+    warn(
+      `sandbox: the warm Python of ${image} could not preload ${skipped.join(", ")}; runs that import it pay the import each time ` +
+        "(remove it from ASSAY_SANDBOX_PRELOAD, or install it in that image's recipe)",
+    );
+  };
 }

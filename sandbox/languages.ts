@@ -192,6 +192,19 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
     oomMarkers: ["fatal error: out of memory", "runtime: out of memory", "cannot allocate memory"],
     aliases: ["go_test"], fence: "go",
   },
+  // C#'s Debug.Assert tests (MultiPL-E's C#): compiled with DEBUG defined, as MultiPL-E's own
+  // harness compiles them (eval_cs.py: `csc /d:DEBUG`; without it every Debug.Assert is compiled
+  // out and a wrong solution passes), a failed assert written to stderr (MONO_TRACE_LISTENER);
+  // mono still exits 0 after one, so the code verifier reads that line (verifiers/code).
+  csharp_test: {
+    image: "csharp", file: "main.cs",
+    compile: { argv: ["mcs", "-d:DEBUG", "-optimize+", "-nowarn:0219,0168,0414", "-r:System.Numerics", "-out:main.exe", "main.cs"], output: "main.exe", wallMs: 20_000, addressSpaceMb: 0 },
+    argv: ["mono", "main.exe"],
+    env: { MONO_GC_PARAMS: "max-heap-size={heapMb}m", MONO_TRACE_LISTENER: "Console.Error" },
+    addressSpaceMb: () => 0,
+    oomMarkers: ["OutOfMemoryException", "Out of memory"],
+    aliases: ["csharp_test"], fence: "csharp",
+  },
   // Rust's #[test] functions (HumanEval-X's tests module): rustc --test builds the test harness.
   rust_test: {
     image: "rust", file: "main.rs",

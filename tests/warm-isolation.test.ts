@@ -13,6 +13,7 @@ import type { Sandbox } from "../sandbox/types.js";
 import { openDockerForTests, openBwrapForTests, type Opened } from "./sandboxes.js";
 import { openDocker, dockerOptions } from "../sandbox/docker/index.js";
 import { loadConfig } from "../src/core/config.js";
+import { openBwrap, BwrapSandbox } from "../sandbox/bwrap/index.js";
 
 const LIMITS = { wallMs: 10_000, cpuMs: 5000, memoryMb: 256 };
 
@@ -201,21 +202,34 @@ print(os.path.exists("/work"), os.path.exists("/var/lib/assay"), os.path.exists(
 await suite("docker", () => openDockerForTests(1))();
 await suite("bwrap", () => openBwrapForTests(1))();
 
-describe("ASSAY_SANDBOX_PRELOAD replaces the warm interpreter's modules", async () => {
-  const c = loadConfig({ ...process.env, ASSAY_SANDBOX_PRELOAD: "wave, colorsys,not_a_module" }).sandbox;
-  const opened = await openDocker({ ...dockerOptions(c), poolSize: 1 }).then(({ sandbox, note }) => ({ sandbox, skip: sandbox ? false : note }));
-  after(() => opened.sandbox?.close());
-  test("the configured modules are loaded, the default list's are not, an unknown one is skipped", { skip: opened.skip }, async () => {
-    const r = await opened.sandbox!.run({ language: "python", code: "import sys\nprint('wave' in sys.modules, 'colorsys' in sys.modules, 'fractions' in sys.modules)", limits: LIMITS });
-    assert.equal(r.status, "finished", `${r.message ?? ""} ${r.stderr}`);
-    assert.equal(r.stdout, "True True False\n");
+for (const backend of ["docker", "bwrap"] as const) {
+  describe(`${backend}: ASSAY_SANDBOX_PRELOAD replaces the warm interpreter's modules`, async () => {
+    const c = loadConfig({ ...process.env, ASSAY_SANDBOX_PRELOAD: "wave, colorsys,not_a_module" }).sandbox;
+    const warnings: string[] = [];
+    const onWarning = (m: string) => warnings.push(m);
+    const got = backend === "docker" ? await openDocker({ ...dockerOptions(c), poolSize: 1, onWarning }) : await openBwrap({ ...c, poolSize: 1, onWarning });
+    const skip = got.sandbox ? (got.sandbox instanceof BwrapSandbox && got.sandbox.warm !== true ? `no warm slots: ${got.sandbox.warm}` : false) : got.note;
+    after(() => got.sandbox?.close());
+    test("the configured modules are loaded, the default list's are not; one that does not import is skipped with a warning in the log", { skip }, async () => {
+      const run = () => got.sandbox!.run({ language: "python", code: "import sys\nprint('wave' in sys.modules, 'colorsys' in sys.modules, 'fractions' in sys.modules)", limits: LIMITS });
+      const r = await run();
+      assert.equal(r.status, "finished", `${r.message ?? ""} ${r.stderr}`);
+      assert.equal(r.stdout, "True True False\n");
+      const mine = warnings.filter((w) => w.includes("not_a_module"));
+      assert.equal(mine.length, 1, `warnings: ${JSON.stringify(warnings)}`);
+      assert.match(mine[0], /could not preload not_a_module \(ModuleNotFoundError: No module named 'not_a_module'\).*ASSAY_SANDBOX_PRELOAD/);
+      assert.doesNotMatch(mine[0], /wave|colorsys/, "the modules that imported are not named");
+      await run();
+      assert.equal(warnings.filter((w) => w.includes("not_a_module")).length, 1, "said once, not per run");
+    });
   });
-});
+}
 
 /**
  * Compile once per item (issue 31): every test of a compiled item finds its binary, whichever
  * container ran the compile (docker: each container's runner caches what it compiled, and a
- * run goes to the container that has its program; bwrap: one cache for every slot).
+ * run goes to the container that has its program; bwrap: likewise on warm slots, and one host
+ * cache for every slot where each run is a sandbox of its own).
  */
 for (const [name, open] of [["docker", () => openDockerForTests(2)], ["bwrap", () => openBwrapForTests(2)]] as const) {
   describe(`${name}: a compiled program's later tests reuse its binary`, async () => {

@@ -21,7 +21,7 @@ import { Ledger } from "../load.js";
 import { LANGUAGES, notBuiltReason } from "../languages.js";
 import { hasPython, recipeFor, rootfsDir } from "../images.js";
 import type { SandboxConfig } from "../../src/core/config.js";
-import { jobHardWallMs, limitsOf, makeJob, notStarted, NotStartedError, outcomeOf, sandboxError, specOf, type JobLimits, type RunnerJob } from "../job.js";
+import { jobHardWallMs, limitsOf, makeJob, notStarted, NotStartedError, outcomeOf, preloadWarner, sandboxError, specOf, type JobLimits, type RunnerJob } from "../job.js";
 import { WarmSlot } from "./warm.js";
 import { withTimeout } from "../docker/worker.js";
 import { spawnCapped, signalOfExit, type CappedResult } from "../process.js";
@@ -52,6 +52,8 @@ export interface BwrapOptions {
   warm?: boolean;
   /** Python's warm interpreter imports these (empty: each language's own list, sandbox/languages.ts). */
   preload?: string[];
+  /** Told what an operator should fix (a preloaded module that does not import); the server logs it as a warning. */
+  onWarning?: (message: string) => void;
 }
 
 /** Memory a warm slot's runner and fork server hold beside a run (MiB), added to its cgroup's limit. */
@@ -138,12 +140,14 @@ export class BwrapSandbox implements Sandbox {
   private readonly ledger: Ledger;
   /** The seccomp filter every run and compile loads, or why there is none. */
   readonly seccomp: Buffer | string;
-  /** Whether runs without a compile step go to warm slots, or why not. */
+  /** Whether runs go to warm slots (compiled languages too: compiled once per slot), or why not. */
   warm: true | string;
   /** Each slot's warm sandbox, if started (it runs one image at a time). */
   private readonly warmSlots: (WarmSlot | undefined)[] = [];
   /** Warm sandboxes that failed to start in a row (three: warm slots are turned off, with the reason). */
   private warmFailures = 0;
+  /** Logs the preloaded modules a warm slot's Python could not import (once per image and list). */
+  private readonly warnPreload: ReturnType<typeof preloadWarner>;
 
   constructor(private readonly rootfs: Record<string, string>, private readonly opts: BwrapOptions) {
     this.languages = Object.keys(LANGUAGES).filter((l) => rootfs[LANGUAGES[l].image ?? ""]);
@@ -155,13 +159,19 @@ export class BwrapSandbox implements Sandbox {
     mkdirSync(join(this.base, "cache"), { mode: 0o700 }); // compiled binaries: never readable by a run
     this.cgroups = SlotCgroups.open();
     this.seccomp = seccompFilter(this.base);
+    this.warnPreload = preloadWarner(opts.onWarning);
     this.warm = opts.warm === false ? "turned off" : !this.root ? "not root (a warm slot's runner must be root to drop to the run uid)" : typeof this.cgroups === "string" ? `no per-slot cgroups (${this.cgroups})` : true;
   }
 
-  /** The image a free slot's warm sandbox runs (a run prefers a slot already warm for its image). */
-  private pick(image?: string): number | undefined {
+  /**
+   * A free slot: one whose warm sandbox holds this program's compiled binary first, then one
+   * already warm for its image, then one with no warm sandbox.
+   */
+  private pick(image?: string, key?: string): number | undefined {
     if (image !== undefined && this.warm === true) {
-      let i = this.free.findIndex((s) => this.warmSlots[s]?.spec.image === image && !this.warmSlots[s]?.dead);
+      const live = (s: number) => this.warmSlots[s]?.spec.image === image && !this.warmSlots[s]?.dead;
+      let i = key === undefined ? -1 : this.free.findIndex((s) => live(s) && this.warmSlots[s]!.compiled.has(key));
+      if (i < 0) i = this.free.findIndex(live);
       if (i < 0) i = this.free.findIndex((s) => !this.warmSlots[s]);
       if (i >= 0) return this.free.splice(i, 1)[0];
     }
@@ -169,8 +179,8 @@ export class BwrapSandbox implements Sandbox {
   }
 
   /** A free slot, or a wait for one; past `startBy` (epoch ms) the wait ends in NotStartedError. */
-  private acquire(startBy?: number, image?: string): Promise<number> {
-    const s = this.pick(image);
+  private acquire(startBy?: number, image?: string, key?: string): Promise<number> {
+    const s = this.pick(image, key);
     if (s !== undefined) return Promise.resolve(s);
     if (startBy !== undefined && startBy <= Date.now()) return Promise.reject(new NotStartedError("no sandbox slot came free in time"));
     return new Promise((res, rej) => {
@@ -319,8 +329,9 @@ export class BwrapSandbox implements Sandbox {
     let slot: number;
     const t0 = performance.now();
     const ticket = this.ledger.enter(limits.wallMs + (job.compile?.limits.wallMs ?? 0));
+    const warm = this.warmFor(job);
     try {
-      const waiting = this.acquire(req.startBy, !job.compile ? spec.image : undefined);
+      const waiting = this.acquire(req.startBy, warm ? spec.image : undefined, job.compile?.key);
       slot = await (req.queued ? req.queued(waiting) : waiting);
     } catch (e) {
       ticket.end(false);
@@ -329,7 +340,7 @@ export class BwrapSandbox implements Sandbox {
     ticket.start();
     let dir = "";
     try {
-      if (!job.compile && this.warm === true) {
+      if (warm) {
         const out = await this.runWarm(slot, spec.image!, rootfs, job, req.signal);
         if (out) return out;
       }
@@ -409,13 +420,60 @@ export class BwrapSandbox implements Sandbox {
   }
 
   /**
-   * One run on the slot's warm sandbox, as a Docker container runs it (the same runner). A run
-   * that leaves the runner's sandbox suspect (timed out, out of memory, SIGKILLed, processes
-   * left) ends it: the slot's next run starts a fresh one. Undefined: no warm sandbox could start.
+   * Whether a run goes to a warm slot: every language when warm slots are on, but a compiled
+   * program whose binary was too big for a slot's cache (it then takes a fresh sandbox, whose
+   * compile cache is on the host).
+   */
+  private warmFor(job: RunnerJob): boolean {
+    return this.warm === true && !(job.compile && this.coldKeys.has(job.compile.key));
+  }
+
+  /** Compile keys whose output a warm slot's runner would not cache (bounded: a stale key costs a compile). */
+  private readonly coldKeys = new Set<string>();
+
+  /**
+   * One run on the slot's warm sandbox, as a Docker container runs it (the same runner). A
+   * compiled program is compiled once per slot, as a job of its own under the compiler's limits
+   * (its output stays in the runner's cache, and the slot is preferred for the item's later
+   * tests: pick()); each test then runs under the program's limits. A run that leaves the
+   * runner's sandbox suspect (timed out, out of memory, SIGKILLed, processes left) ends it: the
+   * slot's next run starts a fresh one. Undefined: no warm sandbox could start (or the binary is
+   * too big for its cache), and the run takes a fresh sandbox.
    */
   private async runWarm(slot: number, image: string, rootfs: string, job: RunnerJob, signal?: AbortSignal): Promise<RunOutcome | undefined> {
     const w = await this.warmSlot(slot, image, rootfs);
     if (!w) return undefined;
+    let compiled: RunOutcome["compile"] | undefined;
+    const comp = job.compile;
+    if (comp && !w.compiled.has(comp.key)) {
+      const c = await this.warmStep(slot, w, { ...job, compileOnly: true }, comp.limits, comp.limits.hardWallMs + 30_000, signal);
+      if ("outcome" in c) return c.outcome;
+      if (c.reply.status !== "finished") return outcomeOf(c.reply, job); // compile error, compiler out of time, host overloaded
+      if (!c.reply.cached || w.dead) {
+        if (!c.reply.cached) {
+          if (this.coldKeys.size >= 256) this.coldKeys.clear();
+          this.coldKeys.add(comp.key);
+        }
+        return undefined;
+      }
+      if (w.compiled.size >= 256) w.compiled.clear();
+      w.compiled.add(comp.key);
+      compiled = outcomeOf(c.reply, job).compile;
+    }
+    const r = await this.warmStep(slot, w, job, job.limits, jobHardWallMs(job) + 30_000, signal);
+    if ("outcome" in r) return r.outcome;
+    // Evicted from the slot's cache since (the runner compiled it again): not there any more.
+    if (comp && r.reply.compile && !r.reply.compile.cached) w.compiled.delete(comp.key);
+    const out = outcomeOf(r.reply, job);
+    return compiled && out.compile ? { ...out, compile: compiled } : out;
+  }
+
+  /**
+   * One job on a warm slot under `limits` (its cgroup's memory and processes, on top of what the
+   * runner and its fork server hold). `reply`: the runner's answer (a suspect slot is already
+   * retired); `outcome`: what the run came to when the slot failed (undefined: take a fresh sandbox).
+   */
+  private async warmStep(slot: number, w: WarmSlot, job: RunnerJob, limits: JobLimits, budgetMs: number, signal?: AbortSignal): Promise<{ reply: any } | { outcome: RunOutcome | undefined }> {
     const cg = this.cgroups as SlotCgroups;
     const group = this.opts.slots + slot;
     const retire = async () => {
@@ -423,28 +481,28 @@ export class BwrapSandbox implements Sandbox {
       await w.kill();
     };
     try {
-      // The run's memory and processes, on top of what the runner and its fork server hold (its
-      // pids cgroup is its process limit: the run uid, 65534, is every warm slot's, as every
-      // container's, so an RLIMIT_NPROC would count other slots' runs).
-      cg.prepare(group, 0, job.limits.memoryMb + 64 + WARM_OVERHEAD_MB, job.limits.pids + 12);
+      // (its pids cgroup is its process limit: the run uid, 65534, is every warm slot's, as every
+      // container's, so an RLIMIT_NPROC would count other slots' runs)
+      cg.prepare(group, 0, limits.memoryMb + 64 + WARM_OVERHEAD_MB, limits.pids + 12);
     } catch {
       await retire(); // (lowering the limit below what the sandbox holds fails: start afresh)
-      return undefined;
+      return { outcome: undefined };
     }
     const ooms = cg.oomKills(group);
     const t0 = performance.now();
     try {
-      const r = await w.exec(job, jobHardWallMs(job) + 30_000, signal);
+      const r = await w.exec(job, budgetMs, signal);
+      this.warnPreload(w.spec.image, r);
       if (r.tainted || r.status === "sandbox_error") await retire();
-      return outcomeOf(r, job);
+      return { reply: r };
     } catch (e) {
       await retire();
-      if (signal?.aborted) return sandboxError("aborted", performance.now() - t0);
+      if (signal?.aborted) return { outcome: sandboxError("aborted", performance.now() - t0) };
       // The cgroup's OOM killer took the runner with the program: the program's memory use.
       if (cg.oomKills(group) > ooms) {
-        return { status: "memory_limit", exitCode: null, signal: "SIGKILL", stdout: "", stderr: "", truncated: false, wallMs: performance.now() - t0, cpuMs: null, message: "the program's memory use took down its sandbox" };
+        return { outcome: { status: "memory_limit", exitCode: null, signal: "SIGKILL", stdout: "", stderr: "", truncated: false, wallMs: performance.now() - t0, cpuMs: null, message: "the program's memory use took down its sandbox" } };
       }
-      return sandboxError(`warm bwrap sandbox failed: ${(e as Error).message}`, performance.now() - t0);
+      return { outcome: sandboxError(`warm bwrap sandbox failed: ${(e as Error).message}`, performance.now() - t0) };
     }
   }
 
@@ -556,7 +614,7 @@ export async function removeTree(dir: string): Promise<void> {
   });
 }
 
-export async function openBwrap(c: Pick<SandboxConfig, "rootfs" | "poolSize" | "scratchMb" | "memoryMb" | "pids"> & { bwrapWarm?: boolean; preload?: string[] }): Promise<{ sandbox: BwrapSandbox | null; note: string }> {
+export async function openBwrap(c: Pick<SandboxConfig, "rootfs" | "poolSize" | "scratchMb" | "memoryMb" | "pids"> & { bwrapWarm?: boolean; preload?: string[]; onWarning?: (message: string) => void }): Promise<{ sandbox: BwrapSandbox | null; note: string }> {
   const bwrap = which("bwrap");
   const prlimit = which("prlimit");
   if (!bwrap || !prlimit) {
@@ -573,7 +631,7 @@ export async function openBwrap(c: Pick<SandboxConfig, "rootfs" | "poolSize" | "
   }
   if (!rootfs.python) return { sandbox: null, note: "bwrap: no image root filesystem on disk; run `npx assay sandbox build`" };
   const slots = c.poolSize;
-  const sb = new BwrapSandbox(rootfs, { slots, bwrap, prlimit, scratchMb: c.scratchMb, memoryMb: c.memoryMb, pids: c.pids, warm: c.bwrapWarm, preload: c.preload });
+  const sb = new BwrapSandbox(rootfs, { slots, bwrap, prlimit, scratchMb: c.scratchMb, memoryMb: c.memoryMb, pids: c.pids, warm: c.bwrapWarm, preload: c.preload, onWarning: c.onWarning });
   const probe = await sb.run({ language: "python", code: "print(6*7)", limits: { wallMs: 10_000 } });
   if (probe.status !== "finished" || probe.stdout.trim() !== "42") {
     await sb.close();

@@ -94,6 +94,12 @@ interface Pending {
 
 export class WarmSlot {
   dead = false;
+  /**
+   * Compile keys of the programs this slot's runner compiled and holds in its cache (a tmpfs in
+   * the slot): every test of a compiled item goes to the slot that has its binary (bounded: a
+   * stale key costs one compile).
+   */
+  readonly compiled = new Set<string>();
   readonly ready: Promise<void>;
   /** Resolves once the sandbox's outer process has exited (its namespace and every process in it gone). */
   readonly gone: Promise<void>;

@@ -10,7 +10,7 @@ import { hostname } from "node:os";
 import type { RunOutcome, RunRequest, Sandbox, SandboxLoad } from "../types.js";
 import { imageTag, recipeFor } from "../images.js";
 import { LANGUAGES, notBuiltReason } from "../languages.js";
-import { jobHardWallMs, limitsOf, makeJob, notStarted, NotStartedError, outcomeOf, sandboxError, specOf } from "../job.js";
+import { jobHardWallMs, limitsOf, makeJob, notStarted, NotStartedError, outcomeOf, preloadWarner, sandboxError, specOf } from "../job.js";
 import { LABEL, withTimeout, type DockerOptions, type Worker } from "./worker.js";
 import { Pool } from "./pool.js";
 import { connectionOf, Engines } from "./engines.js";
@@ -28,7 +28,12 @@ export class DockerSandbox implements Sandbox {
   /** When each missing image may next be looked for, by image name. */
   private readonly recheckAt = new Map<string, number>();
 
-  constructor(readonly engines: Engines, private readonly images: Record<string, string>, private readonly opts: DockerOptions) {}
+  constructor(readonly engines: Engines, private readonly images: Record<string, string>, private readonly opts: DockerOptions) {
+    this.warnPreload = preloadWarner(opts.onWarning);
+  }
+
+  /** Logs the preloaded modules a container's warm Python could not import (once per image and list). */
+  private readonly warnPreload: ReturnType<typeof preloadWarner>;
 
   /** The languages whose images are here (grows when an image is built while the server runs). */
   get languages(): readonly string[] {
@@ -124,6 +129,7 @@ export class DockerSandbox implements Sandbox {
       });
       if (req.signal?.aborted) throw new Error("aborted");
       const r = await Promise.race([w.exec(job, budget), aborted]);
+      this.warnPreload(tag, r);
       if (job.compile && r.compile?.status === "finished") {
         if (w.compiled.size >= 256) w.compiled.clear(); // (bounded; a stale key costs one compile)
         w.compiled.add(job.compile.key);

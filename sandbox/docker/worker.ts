@@ -29,6 +29,8 @@ export interface DockerOptions {
   preload?: string[];
   /** The tag a recipe's image has (default: images.ts's imageTag). Tests point it at tags of their own. */
   tagOf?: (r: Recipe) => string;
+  /** Told what an operator should fix (a preloaded module that does not import); the server logs it as a warning. */
+  onWarning?: (message: string) => void;
 }
 
 /** The docker backend's options from the sandbox settings (config.ts declares and checks them). */

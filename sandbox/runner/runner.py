@@ -370,13 +370,15 @@ sock = socket.socket(fileno=int(sys.argv[1]))
 PRELOAD = [m for m in sys.argv[2].split(",") if m] if len(sys.argv) > 2 else []
 del sys.argv[1:]
 # The configured modules (ASSAY_SANDBOX_PRELOAD, or the language's list), imported once here so
-# a run that imports them finds them loaded. One the image lacks (numpy in the lean image) is skipped.
+# a run that imports them finds them loaded. One that does not import (numpy in the lean image, a
+# misspelt name) is skipped, and named in the ready message: the host logs a warning.
+SKIPPED = []
 for _m in PRELOAD:
     try:
         __import__(_m)
-    except BaseException:
-        pass
-sock.send(b"ready")
+    except BaseException as _e:
+        SKIPPED.append("%s (%s: %s)" % (_m, type(_e).__name__, str(_e)[:200]))
+sock.send(b"ready" + json.dumps(SKIPPED[:20]).encode())
 def serve():
     while True:
         try:
@@ -547,6 +549,9 @@ class Zygote:
         self.sock = None
         self.pid = None
         self.tried = False
+        # The preloaded modules that did not import ("name (Error: why)"), once, in the reply of
+        # the run that started the fork server: the host logs them.
+        self.skipped = []
 
     def start(self, preload=(), extra_env=None):
         """Started on the first Python run, so a container of another language's image holds no
@@ -585,8 +590,13 @@ class Zygote:
             theirs.close()
             # Up before the run that started it is timed: its start is no run's CPU time.
             mine.settimeout(30)  # (its preloaded modules: numpy takes seconds on a loaded host)
-            if mine.recv(16) != b"ready":
+            got = mine.recv(1 << 14)
+            if not got.startswith(b"ready"):
                 raise OSError("the fork server did not start")
+            try:
+                self.skipped = [str(m) for m in json.loads(got[5:] or b"[]")]
+            except ValueError:
+                self.skipped = []
             mine.settimeout(None)
             self.sock, self.pid = mine, pid
         except Exception:
@@ -890,9 +900,18 @@ def handle(job):
                                    "stdout": "", "stderr": c["stderr"], "truncated": c["truncated"],
                                    "wallMs": 0, "cpuMs": 0})
                     return result
+        if comp and job.get("compileOnly"):
+            # The compile step alone (a warm bwrap slot compiles under the compiler's limits, then
+            # runs each test under the program's): `cached` says whether the next job finds it.
+            result.update({"status": "finished", "exitCode": 0, "signal": None, "stdout": "", "stderr": "",
+                           "truncated": False, "wallMs": 0, "cpuMs": 0,
+                           "cached": bool(cache) and os.path.exists(cache), "tainted": result.get("tainted", False)})
+            return result
         r = spawn(argv, work, job.get("stdin") or "", job["limits"], job.get("env"), job.get("oom"), warm=not comp, preload=job.get("preload") or ())
         tainted = result.get("tainted", False)
         result.update(r)
+        if ZYG.skipped:
+            result["preloadSkipped"], ZYG.skipped = ZYG.skipped, []
         if kill_leftovers():
             tainted = True
             result["leftover"] = True

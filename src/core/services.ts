@@ -47,7 +47,7 @@ export function lazy<T extends Closable>(make: () => Promise<T>): (() => Promise
 
 function sandboxService(config: Config, log: Logger) {
   return lazy(async (): Promise<Sandbox> => {
-    const { sandbox, note } = await selectSandbox(config.sandbox);
+    const { sandbox, note } = await selectSandbox(config.sandbox, (message) => log.warn(message));
     log.info({ sandbox: sandbox?.name ?? null }, `sandbox: ${note}`);
     if (!sandbox) throw new MachineryError(`no sandbox available: ${note}`);
     return sandbox;

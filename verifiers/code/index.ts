@@ -370,6 +370,7 @@ export function programLanguage(language: string, test: string): string {
   const c = canonicalLanguage(language) ?? language;
   if (c === "go" && /\*testing\.T\b/.test(test)) return "go_test";
   if (c === "rust" && /#\[test\]/.test(test)) return "rust_test";
+  if (c === "csharp" && /\bDebug\.Assert\s*\(/.test(test)) return "csharp_test";
   return c;
 }
 
@@ -427,6 +428,12 @@ async function runProgram(suite: Extract<Suite, { kind: "program" }>, program: s
   }
   const asserted = lang === "javascript" ? /^Assertion failed.*(?:\n.*)?/m.exec(r.stderr) : null;
   if (asserted) return [{ test: 0, status: "failed", ...timesOf(r), error: clip(messageOf(asserted[0])) }];
+  // C#: a failed Debug.Assert is printed (MONO_TRACE_LISTENER) and mono goes on to exit 0.
+  // (MultiPL-E's eval_cs.py reads the same frame: "System.Diagnostics.DefaultTraceListener.Fail".)
+  if (lang === "csharp_test" && /System\.Diagnostics\.DefaultTraceListener\.Fail\b/.test(r.stderr)) {
+    const at = /^\s*at (?!System\.)(.+?)(?: \[0x[0-9a-f]+\])?(?: in .*)?$/m.exec(r.stderr);
+    return [{ test: 0, status: "failed", ...timesOf(r), error: clip(`Debug.Assert failed${at ? ` at ${at[1]}` : ""}`) }];
+  }
   if (r.exitCode !== 0) {
     const said = messageOf(r.stderr) || messageOf(r.stdout);
     return [{ test: 0, status: "failed", ...timesOf(r), error: clip(`exit code ${r.exitCode}${said ? `: ${said}` : ""}`) }];

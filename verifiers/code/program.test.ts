@@ -46,6 +46,10 @@ const rust = (body: string) => `fn main(){}\n\nuse std::{slice::Iter, cmp::{max,
 // MultiPL-E's TypeScript test (HumanEval_60_sum_to_n): node's assert.
 const tsTest = "declare var require: any;\nconst assert = require('node:assert');\n\n\nfunction test() {\n  let candidate = sum_to_n;\n  assert.deepEqual(candidate(1),1);\n  assert.deepEqual(candidate(6),21);\n  assert.deepEqual(candidate(11),66);\n  assert.deepEqual(candidate(30),465);\n  assert.deepEqual(candidate(100),5050);\n}\n\ntest();";
 const ts = (body: string) => `function sum_to_n(n: number): number {\n${body}\n}\n`;
+// MultiPL-E's C# test (HumanEval_60_sum_to_n): the prompt opens class Problem and the method;
+// the tests string closes the method and holds Main's Debug.Asserts.
+const csTest = "    }\n    public static void Main(string[] args) {\n    Debug.Assert(SumToN((1L)) == (1L));\n    Debug.Assert(SumToN((6L)) == (21L));\n    Debug.Assert(SumToN((11L)) == (66L));\n    Debug.Assert(SumToN((30L)) == (465L));\n    Debug.Assert(SumToN((100L)) == (5050L));\n    }\n\n}\n";
+const cs = (body: string) => `using System;\nusing System.Numerics;\nusing System.Diagnostics;\nusing System.Collections.Generic;\nusing System.Linq;\nusing System.Text;\nusing System.Security.Cryptography;\nclass Problem {\n    public static long SumToN(long n) {\n${body}\n`;
 // MultiPL-E's Python test (HumanEval_60_sum_to_n): check(candidate) called by test_check().
 const pyTest = "def check(candidate):\n    assert candidate(1) == 1\n    assert candidate(6) == 21\n    assert candidate(11) == 66\n    assert candidate(30) == 465\n    assert candidate(100) == 5050\n\ndef test_check():\n    check(sum_to_n)\n\ntest_check()\n";
 const py = (body: string) => `def sum_to_n(n: int) -> int:\n${body}\n`;
@@ -101,6 +105,16 @@ const SHAPES: Record<string, Shape> = {
     hostile: [ts("  process.exit(0);\n  return 0;"), ts("  while (true) {}\n  return 0;")],
     wrongSays: /AssertionError \[ERR_ASSERTION\]: Expected values to be loosely deep-equal: 0 should loosely deep-equal 1/,
   },
+  // Debug.Assert is compiled in (csharp_test: mcs -d:DEBUG) and a failed one fails the test,
+  // though mono exits 0 after it (as MultiPL-E's own harness reads it).
+  csharp: {
+    reference: { tests: csTest },
+    ok: cs("        return n * (n + 1) / 2;"),
+    wrong: cs("        return n * (n - 1) / 2;"),
+    chatty: cs('        Console.WriteLine("debug " + n); Console.Error.WriteLine("err");\n        return n * (n + 1) / 2;'),
+    hostile: [cs("        while (true) {}"), cs("        throw new Exception(\"no\");")],
+    wrongSays: /Debug\.Assert failed at Problem\.Main/,
+  },
   python: {
     reference: { test_program: pyTest },
     ok: py("    return n * (n + 1) // 2"),
@@ -117,11 +131,13 @@ describe("whole-program references", () => {
     assert.deepEqual(parseReference({ tests: "test();" }), { kind: "program", test: "test();", prelude: "" });
     assert.deepEqual(parseReference({ test: "func TestX(t *testing.T) {}", test_setup: "package main" }), { kind: "assert", tests: ["func TestX(t *testing.T) {}"], setup: "package main", entryPoint: null });
   });
-  test("Go's testing tests run through go test, Rust's #[test] through rustc --test", () => {
+  test("Go's testing tests run through go test, Rust's #[test] through rustc --test, C#'s Debug.Assert with DEBUG defined", () => {
     assert.equal(programLanguage("golang", goTest), "go_test");
     assert.equal(programLanguage("go", "func main() {}"), "go");
     assert.equal(programLanguage("rs", rustTest), "rust_test");
     assert.equal(programLanguage("c++", cppTest), "cpp");
+    assert.equal(programLanguage("c#", csTest), "csharp_test");
+    assert.equal(programLanguage("csharp", "class P { static void Main() {} }"), "csharp");
   });
   test("the reason is the failing line's message, not a stack frame", () => {
     assert.equal(messageOf("TypeError: x is not a function\n    at f (eval at run (<isolated-vm>:1:1), <anonymous>:3:9)\n    at eval (<anonymous>)\n"), "TypeError: x is not a function (line 3)");
