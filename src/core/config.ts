@@ -325,6 +325,8 @@ export const NOT_SETTINGS: Readonly<Record<string, string>> = {
   ASSAY_LOG_DIR: "scripts/setup-sandbox.sh, scripts/docker2.sh: where their daemons log",
   ASSAY_REDIS_PORT: "scripts/setup-redis.sh: the test Redis's port",
   ASSAY_PG_PORT: "scripts/setup-postgres.sh: the test PostgreSQL's port",
+  ASSAY_STORE_TEST_POSTGRES: "store tests: the PostgreSQL (a database the tests may create schemas in) the store's suite runs against",
+  ASSAY_TEST_STORE: "tests: `postgres` runs every test app's store on a fresh PostgreSQL schema (tests/store-backends.ts)",
   ASSAY_BENCH_PIN: "bench/: `0` turns off pinning processes to cores",
   ASSAY_BENCH_REDIS: "bench/jobs.ts: the Redis it uses",
   ASSAY_BENCH_JOB_MB: "bench/host-stall.ts: size of the job upload it times, MB",

@@ -372,7 +372,7 @@ export class JobService {
         continue;
       }
       if (!job) {
-        if (this.jobs.shared) await this.sleep(SHARED_IDLE_MS);
+        if (this.jobs.shared) await this.sleep(SHARED_IDLE_MS, true);
         else await new Promise<void>((r) => (this.wake = r));
         this.wake = undefined;
         continue;
@@ -463,9 +463,11 @@ export class JobService {
     }
   }
 
-  private sleep(ms: number): Promise<void> {
+  /** Waits `ms` or until woken; `unref`: the wait alone does not keep the process alive. */
+  private sleep(ms: number, unref = false): Promise<void> {
     return new Promise((r) => {
       const t = setTimeout(r, ms);
+      if (unref) t.unref();
       this.wake = () => {
         clearTimeout(t);
         r();

@@ -156,7 +156,7 @@ const types = {
 /** Connects to ASSAY_STORE_URL and applies the migrations it lacks. The URL's password never reaches an error message. */
 export async function openPostgres(url: string, poolSize = 10): Promise<pg.Pool> {
   const shown = redact(url);
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, types, connectionTimeoutMillis: 10_000 });
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, types, connectionTimeoutMillis: 10_000, allowExitOnIdle: true });
   pool.on("error", () => {}); // an idle connection dropped by the server: the next query opens another
   let client: pg.PoolClient;
   try {
