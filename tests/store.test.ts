@@ -13,6 +13,7 @@ import { memoryStore, openStore, RubricExists, RubricInvalid, RubricNotFound, No
 import { SCHEMA_VERSIONS } from "../src/store/db.js";
 import type { RewardResult } from "../src/core/types.js";
 import { freshSchema, storePgMissing } from "./store-backends.js";
+import { loadConfig } from "../src/core/config.js";
 
 const pgMissing = await storePgMissing();
 
@@ -255,4 +256,12 @@ test("a PostgreSQL that does not answer is a start-up error naming the setting a
     assert.match(e.message, /unset ASSAY_STORE_URL/);
     return true;
   });
+});
+
+test("ASSAY_STORE_URL: sqlite: or a postgres:// URL; anything else is refused saying what to write", () => {
+  assert.equal(loadConfig({ ASSAY_STORE_URL: "sqlite:" }).storeUrl, "sqlite:");
+  assert.equal(loadConfig({ ASSAY_STORE_URL: "postgres://u:p@db:5432/assay" }).storeUrl, "postgres://u:p@db:5432/assay");
+  for (const bad of ["mysql://u@h/db", "assay.db", "postgres://u:p@db:5432/"]) {
+    assert.throws(() => loadConfig({ ASSAY_STORE_URL: bad }), (e: Error) => /ASSAY_STORE_URL/.test(e.message) && /postgres:\/\/user:password@host:5432\/database/.test(e.message), bad);
+  }
 });
