@@ -67,7 +67,7 @@ describe("two replicas on one PostgreSQL store", { skip: pgMissing ?? undefined,
   test("a rubric and a preset created on one replica are used in /reward on the other", async () => {
     let r = await json(post(A.url, "/rubrics", { id: "colours", title: "Colours", criteria: [{ id: "red", description: 'Mentions "red".', weight: 1 }] }));
     assert.equal(r.status, 201, JSON.stringify(r.body));
-    r = await json(post(B.url, "/reward", { verifier: "rubric", response: "red and green", reference: { rubric_id: "colours" } }));
+    r = await json(post(B.url, "/reward", { verifier: "rubric", prompt: "Name some colours.", response: "red and green", reference: { rubric_id: "colours" } }));
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.status, "ok", r.body.reason);
     assert.equal(r.body.reward, 1);
@@ -75,7 +75,7 @@ describe("two replicas on one PostgreSQL store", { skip: pgMissing ?? undefined,
     // a new version made on B is what A scores with next (nothing cached by name on A)
     r = await json(fetch(`${B.url}/rubrics/colours`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ title: "Colours", criteria: [{ id: "blue", description: 'Mentions "blue".', weight: 1 }] }) }));
     assert.equal(r.body.version, 2);
-    r = await json(post(A.url, "/reward", { verifier: "rubric", response: "red and green", reference: { rubric_id: "colours" } }));
+    r = await json(post(A.url, "/reward", { verifier: "rubric", prompt: "Name some colours.", response: "red and green", reference: { rubric_id: "colours" } }));
     assert.deepEqual([r.body.reward, r.body.details.rubric.version], [0, 2]);
 
     r = await json(post(B.url, "/presets", { name: "p", parts: [{ verifier: "exact", weight: 1 }] }));

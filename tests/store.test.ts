@@ -6,7 +6,7 @@
  * shared store needs: migrations that replicas starting together run once, writes from two
  * replicas to one rubric or one job that do not collide, and a job held by one replica at a time.
  */
-import { describe, test, after } from "node:test";
+import { describe, test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import pg from "pg";
 import { memoryStore, openStore, RubricExists, RubricInvalid, RubricNotFound, NotFound, type Store } from "../src/store/index.js";
@@ -21,32 +21,38 @@ interface Backend {
   name: "sqlite" | "postgres";
   skip?: string;
   /** A new, empty store; `more` opens further handles on the same store (other replicas). */
-  open(): Promise<{ store: Store; more: () => Promise<Store>; url?: string }>;
+  open(t: TestContext): Promise<{ store: Store; more: () => Promise<Store>; url?: string }>;
 }
 
-const opened: Array<() => Promise<void>> = [];
-after(async () => {
-  for (const f of opened.reverse()) await f().catch(() => {});
-});
+/** Closes what a test opened (stores first, then their schema) when it ends. */
+function cleanup(t: TestContext): (f: () => Promise<void>) => void {
+  const fs: Array<() => Promise<void>> = [];
+  t.after(async () => {
+    for (const f of fs.reverse()) await f().catch(() => {});
+  });
+  return (f) => fs.push(f);
+}
 
 const BACKENDS: Backend[] = [
   {
     name: "sqlite",
-    async open() {
+    async open(t) {
+      const opened = cleanup(t);
       const store = memoryStore();
-      opened.push(() => store.close());
+      opened(() => store.close());
       return { store, more: async () => store };
     },
   },
   {
     name: "postgres",
     skip: pgMissing ?? undefined,
-    async open() {
+    async open(t) {
+      const opened = cleanup(t);
       const s = await freshSchema();
-      opened.push(s.drop);
+      opened(s.drop);
       const more = async () => {
         const st = await openStore({ dataDir: ":memory:", url: s.url });
-        opened.push(() => st.close());
+        opened(() => st.close());
         return st;
       };
       return { store: await more(), more, url: s.url };
@@ -60,8 +66,8 @@ const err = (): RewardResult => ({ id: null, verifier: "exact", reward: null, st
 
 for (const b of BACKENDS) {
   describe(`store on ${b.name}`, { skip: b.skip }, () => {
-    test("rubrics: versions, unchanged saves, delete, re-create continues the numbers", async () => {
-      const { store } = await b.open();
+    test("rubrics: versions, unchanged saves, delete, re-create continues the numbers", async (t) => {
+      const { store } = await b.open(t);
       const r = store.rubrics;
       assert.equal((await r.create("cap", R(1))).version, 1);
       await assert.rejects(r.create("cap", R(1)), RubricExists);
@@ -81,12 +87,12 @@ for (const b of BACKENDS) {
       await assert.rejects(r.get("bad"), RubricNotFound);
     });
 
-    test("rubrics: export, import into another store reproduces the numbers; one bad rubric imports none", async () => {
-      const { store } = await b.open();
+    test("rubrics: export, import into another store reproduces the numbers; one bad rubric imports none", async (t) => {
+      const { store } = await b.open(t);
       await store.rubrics.create("a", R(1));
       await store.rubrics.save("a", R(2));
       const doc = await store.rubrics.export();
-      const { store: other } = await b.open();
+      const { store: other } = await b.open(t);
       assert.deepEqual(await other.rubrics.import(doc), [{ id: "a", version: 2, added: 2 }]);
       assert.deepEqual(await other.rubrics.import(doc), [{ id: "a", version: 2, added: 0 }], "importing twice adds nothing");
       const bad = { ...doc, rubrics: [{ id: "b", versions: [R(1) as never] }, { id: "c", versions: [{ title: "x", criteria: [] } as never] }] };
@@ -94,8 +100,8 @@ for (const b of BACKENDS) {
       await assert.rejects(other.rubrics.get("b"), RubricNotFound, "all or nothing");
     });
 
-    test("presets and custom verifiers: versioned the same way", async () => {
-      const { store } = await b.open();
+    test("presets and custom verifiers: versioned the same way", async (t) => {
+      const { store } = await b.open(t);
       const p = store.presets;
       const one = { parts: [{ verifier: "exact", weight: 1 }], options: {} } as never;
       const two = { parts: [{ verifier: "exact", weight: 2 }], options: {} } as never;
@@ -116,8 +122,8 @@ for (const b of BACKENDS) {
       assert.deepEqual((await c.versions("v")).map((x) => x.version), [1]);
     });
 
-    test("judge cache: get, put, replace, size", async () => {
-      const { store } = await b.open();
+    test("judge cache: get, put, replace, size", async (t) => {
+      const { store } = await b.open(t);
       const j = store.judgeCache;
       assert.equal(await j.get("k"), undefined);
       await j.put("k", "m", "t1", { value: { a: 1 }, usage: { input_tokens: 1, output_tokens: 2 }, mode: "json" });
@@ -126,8 +132,8 @@ for (const b of BACKENDS) {
       assert.equal(await j.size(), 1);
     });
 
-    test("jobs: upload in slices, results land once each, counts, order, done at the last", async () => {
-      const { store } = await b.open();
+    test("jobs: upload in slices, results land once each, counts, order, done at the last", async (t) => {
+      const { store } = await b.open(t);
       const J = store.jobs;
       await J.create("j1", { verifier: "exact" });
       await J.addItems("j1", 0, [{ item: "a", group: "g1" }, { item: "b", group: "g1" }]);
@@ -170,8 +176,8 @@ for (const b of BACKENDS) {
       assert.deepEqual(await J.expired("9999", 10), ["j1", "j2"]);
     });
 
-    test("jobs: a delete in slices is invisible meanwhile and finished by dropUnsealed", async () => {
-      const { store } = await b.open();
+    test("jobs: a delete in slices is invisible meanwhile and finished by dropUnsealed", async (t) => {
+      const { store } = await b.open(t);
       const J = store.jobs;
       await J.create("d", {});
       await J.addItems("d", 0, Array.from({ length: 30 }, (_, i) => ({ item: String(i), group: null })));
@@ -186,8 +192,8 @@ for (const b of BACKENDS) {
       assert.equal((await J.items("d", 0, 100)).length, 0);
     });
 
-    test("a job is held by one replica at a time; a dead one's hold runs out", async () => {
-      const { store, more } = await b.open();
+    test("a job is held by one replica at a time; a dead one's hold runs out", async (t) => {
+      const { store, more } = await b.open(t);
       const other = await more();
       await store.jobs.create("h", {});
       await store.jobs.addItems("h", 0, [{ item: "a", group: null }]);
@@ -206,8 +212,8 @@ for (const b of BACKENDS) {
       assert.equal(await other.jobs.claim("h", "B", 60_000), false);
     });
 
-    test("two replicas write one rubric and one job at once: distinct versions, each result once", { skip: b.name === "sqlite" ? "one process owns an embedded store" : undefined }, async () => {
-      const { store, more } = await b.open();
+    test("two replicas write one rubric and one job at once: distinct versions, each result once", { skip: b.name === "sqlite" ? "one process owns an embedded store" : undefined }, async (t) => {
+      const { store, more } = await b.open(t);
       const other = await more();
       const saves = Array.from({ length: 12 }, (_, i) => (i % 2 ? store : other).rubrics.save("shared", R(i)));
       const versions = (await Promise.all(saves)).map((s) => s.rubric.version).sort((x, y) => x - y);
@@ -227,11 +233,12 @@ for (const b of BACKENDS) {
       assert.deepEqual([j.done, j.n_ok, j.status, j.reward_sum], [200, 200, "done", 200]);
     });
 
-    test("migrations: replicas starting together run each once; a newer schema is refused with what to do", { skip: b.name === "sqlite" ? "PRAGMA user_version (db.ts)" : undefined }, async () => {
+    test("migrations: replicas starting together run each once; a newer schema is refused with what to do", { skip: b.name === "sqlite" ? "PRAGMA user_version (db.ts)" : undefined }, async (t) => {
+      const opened = cleanup(t);
       const s = await freshSchema();
-      opened.push(s.drop);
+      opened(s.drop);
       const stores = await Promise.all(Array.from({ length: 4 }, () => openStore({ dataDir: ":memory:", url: s.url })));
-      for (const st of stores) opened.push(() => st.close());
+      for (const st of stores) opened(() => st.close());
       const c = new pg.Client({ connectionString: s.url });
       await c.connect();
       try {
