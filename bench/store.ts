@@ -4,7 +4,8 @@
  * lookup in the store and no judge call (the loopback judge fixture answers the first). Compares
  * two Assay trees run the same way (from sources, through tsx), alternately for --rounds rounds:
  * the one this file is in and `--base DIR` (e.g. an older commit unpacked with `git archive`).
- * Reports requests/s and the server's CPU time per request (what a shared machine moves least).
+ * Reports requests/s and the server's CPU time per request (what a shared machine moves least),
+ * and before that, in this process, the CPU time of one stored-rubric lookup in each tree's store.
  *
  *   git archive e7b73d5 | tar -x -C /tmp/assay-base && ln -s $PWD/node_modules /tmp/assay-base/
  *   npx tsx bench/store.ts --base /tmp/assay-base [--seconds 5] [--rounds 3] [--store-url postgres://...]
@@ -23,6 +24,34 @@ const seconds = Number(argOf("--seconds") ?? 5);
 const rounds = Number(argOf("--rounds") ?? 3);
 const base = argOf("--base");
 const storeUrl = argOf("--store-url");
+
+/**
+ * In-process first: the per-lookup cost the store adds to every /reward that names a stored
+ * rubric (rubrics.get on an in-memory SQLite), this tree's async store against --base's, CPU time
+ * per call over many calls, so a loaded machine moves it little.
+ */
+async function lookups(dir: string, n: number): Promise<number> {
+  const mod = (await import(join(dir, "src/store/index.ts"))) as { openStore: (d: string) => unknown };
+  const store = (await mod.openStore(":memory:")) as { rubrics: { create: (id: string, c: unknown) => unknown; get: (id: string) => unknown }; close: () => Promise<void> };
+  await store.rubrics.create("bench", { title: "Colours", criteria: [{ id: "red", description: 'Mentions "red".', weight: 1 }] });
+  for (let i = 0; i < 2000; i++) await store.rubrics.get("bench");
+  const t0 = process.cpuUsage();
+  for (let i = 0; i < n; i++) await store.rubrics.get("bench");
+  const u = process.cpuUsage(t0);
+  await store.close();
+  return (u.user + u.system) / n;
+}
+if (base) {
+  const rows: (string | number)[][] = [["store", "CPU µs per rubrics.get (median of 5 x 20,000)"]];
+  const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[2];
+  const b: number[] = [], t: number[] = [];
+  for (let r = 0; r < 5; r++) {
+    b.push(await lookups(resolve(base), 20_000));
+    t.push(await lookups(root, 20_000));
+  }
+  rows.push([`base (${base}), synchronous`, med(b).toFixed(2)], ["this tree, async over SQLite", med(t).toFixed(2)]);
+  console.log(table(rows));
+}
 
 const fx = await startJudgeFixture();
 const dirs: string[] = [];
