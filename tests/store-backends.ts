@@ -23,13 +23,35 @@ export async function storePgMissing(): Promise<string | null> {
   return missing;
 }
 
-/** A URL of STORE_PG whose search_path is a new, empty schema; `drop` removes it and everything in it. */
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+};
+let swept = false;
+
+/**
+ * A URL of STORE_PG whose search_path is a new, empty schema; `drop` removes it and everything in
+ * it. Schemas are named after the test process; the first call in a process drops those left by
+ * test processes no longer running (a test app that was never closed leaves its schema).
+ */
 export async function freshSchema(base = STORE_PG): Promise<{ url: string; schema: string; drop: () => Promise<void> }> {
   const { default: pg } = await import("pg");
   const schema = `assay_t_${process.pid}_${randomBytes(4).toString("hex")}`;
   const c = new pg.Client({ connectionString: base });
   await c.connect();
   try {
+    if (!swept) {
+      swept = true;
+      const { rows } = await c.query<{ nspname: string }>("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'assay\\_t\\_%'");
+      for (const { nspname } of rows) {
+        const pid = Number(/^assay_t_(\d+)_[0-9a-f]+$/.exec(nspname)?.[1]);
+        if (pid && !alive(pid)) await c.query(`DROP SCHEMA IF EXISTS ${nspname} CASCADE`).catch(() => {});
+      }
+    }
     await c.query(`CREATE SCHEMA ${schema}`);
   } finally {
     await c.end();
