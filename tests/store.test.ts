@@ -14,6 +14,9 @@ import { SCHEMA_VERSIONS } from "../src/store/db.js";
 import type { RewardResult } from "../src/core/types.js";
 import { freshSchema, storePgMissing } from "./store-backends.js";
 import { loadConfig } from "../src/core/config.js";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 const pgMissing = await storePgMissing();
 
@@ -270,5 +273,23 @@ test("ASSAY_STORE_URL: sqlite: or a postgres:// URL; anything else is refused sa
   assert.equal(loadConfig({ ASSAY_STORE_URL: "postgres://u:p@db:5432/assay" }).storeUrl, "postgres://u:p@db:5432/assay");
   for (const bad of ["mysql://u@h/db", "assay.db", "postgres://u:p@db:5432/"]) {
     assert.throws(() => loadConfig({ ASSAY_STORE_URL: bad }), (e: Error) => /ASSAY_STORE_URL/.test(e.message) && /postgres:\/\/user:password@host:5432\/database/.test(e.message), bad);
+  }
+});
+
+test("ASSAY_STORE_URL=sqlite:<folder> puts assay.db there; unset, under ASSAY_DATA_DIR", async () => {
+  const a = mkdtempSync(join(tmpdir(), "assay-store-a-"));
+  const b = mkdtempSync(join(tmpdir(), "assay-store-b-"));
+  try {
+    const s1 = await openStore({ dataDir: a, url: `sqlite:${b}` });
+    await s1.rubrics.create("x", R(1));
+    await s1.close();
+    assert.deepEqual([existsSync(join(a, "assay.db")), existsSync(join(b, "assay.db"))], [false, true]);
+    const s2 = await openStore({ dataDir: b, url: "sqlite:" });
+    assert.equal(s2.backend, "sqlite");
+    assert.equal((await s2.rubrics.get("x")).version, 1, "the same file, reopened");
+    await s2.close();
+  } finally {
+    rmSync(a, { recursive: true, force: true });
+    rmSync(b, { recursive: true, force: true });
   }
 });
