@@ -42,7 +42,7 @@ const inproc = defineVerifier({
 const config = loadConfig({ ASSAY_LOG_LEVEL: "silent", ASSAY_DATA_DIR: ":memory:", ASSAY_SANDBOX: "none" });
 const rt = await createRuntime(config, { log: pino({ level: "silent" }), extraVerifiers: [inproc] });
 const store = await rt.services.store();
-store.customVerifiers.save("bench", await compileCustom({ language: "javascript", source: SOURCE }));
+await store.customVerifiers.save("bench", await compileCustom({ language: "javascript", source: SOURCE }));
 
 const text = "The capital of France is a city on the Seine. ".repeat(22);
 const items = (verifier: string) => Array.from({ length: BATCH }, (_, i) => ({ verifier, response: text + (i % 2 ? "Paris" : "Lyon"), reference: "paris" }));

@@ -32,7 +32,7 @@ function pinning(): { server: string } | null {
 export async function startServer(
   args: string[],
   env: Record<string, string> = {},
-  opts: { pin?: boolean } = {},
+  opts: { pin?: boolean; startMs?: number } = {},
 ): Promise<{ port: number; url: string; child: ChildProcess }> {
   const port = await freePort();
   const out = openSync("/dev/null", "w");
@@ -54,9 +54,10 @@ export async function startServer(
     } catch {
       /* not up yet */
     }
-    if (Date.now() - t0 > 30_000) {
+    const limit = opts.startMs ?? 30_000;
+    if (Date.now() - t0 > limit) {
       child.kill(); // not left serving after the bench has given up on it
-      throw new Error(`${args.join(" ")} did not answer /healthz in 30s`);
+      throw new Error(`${args.join(" ")} did not answer /healthz in ${limit / 1000}s`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }

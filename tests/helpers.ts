@@ -59,8 +59,25 @@ export interface TestRuntimeOptions {
 
 /** A runtime as the server builds it, with test-only verifiers and, optionally, fake services. */
 export async function testRuntime(o: TestRuntimeOptions = {}): Promise<Runtime> {
-  const config = loadConfig({ ASSAY_LOG_LEVEL: "silent", ASSAY_SANDBOX: "none", ASSAY_DATA_DIR: ":memory:", ...o.env });
-  return createRuntime(config, { log: quiet, extraVerifiers: o.extra ?? [sleepVerifier, brokenVerifier], only: o.only, services: o.services });
+  const env: Record<string, string> = { ASSAY_LOG_LEVEL: "silent", ASSAY_SANDBOX: "none", ASSAY_DATA_DIR: ":memory:", ...o.env };
+  // ASSAY_TEST_STORE=postgres: a store that would be in memory is a fresh PostgreSQL schema instead (tests/store-backends.ts)
+  let drop: (() => Promise<void>) | undefined;
+  if (process.env.ASSAY_TEST_STORE === "postgres" && env.ASSAY_DATA_DIR === ":memory:" && !env.ASSAY_STORE_URL) {
+    const { freshSchema } = await import("./store-backends.js");
+    const s = await freshSchema();
+    env.ASSAY_STORE_URL = s.url;
+    drop = s.drop;
+  }
+  const config = loadConfig(env);
+  const runtime = await createRuntime(config, { log: quiet, extraVerifiers: o.extra ?? [sleepVerifier, brokenVerifier], only: o.only, services: o.services });
+  if (drop) {
+    const close = runtime.close.bind(runtime);
+    runtime.close = async () => {
+      await close();
+      await drop!().catch(() => {});
+    };
+  }
+  return runtime;
 }
 
 /** The HTTP app over a test runtime (supertest takes `app`). */

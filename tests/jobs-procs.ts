@@ -63,9 +63,9 @@ function start(args: string[], env: Record<string, string>): Proc {
 }
 
 /** `assay serve --port 0`, resolved once it listens. */
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+export async function startServerProcess(env: Record<string, string>, startMs = 60_000): Promise<ServerProcess> {
   const p = start(["serve", "--port", "0"], env);
-  const line = await p.waitLog((l) => typeof l.url === "string" && String(l.msg).includes("listening"));
+  const line = await p.waitLog((l) => typeof l.url === "string" && String(l.msg).includes("listening"), startMs);
   return { ...p, url: line.url as string };
 }
 

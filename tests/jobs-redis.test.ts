@@ -132,8 +132,8 @@ test("on Redis, DELETE /jobs/{id} of a running job: 204, and none of its chunks 
     }
     assert.equal(left, 0, "chunks of the deleted job left in Redis");
     const store = await server.runtime.services.store();
-    assert.equal(store.jobs.find(s.body.id), undefined);
-    assert.equal(store.jobs.results(s.body.id, 0, 1000).length, 0);
+    assert.equal(await store.jobs.find(s.body.id), undefined);
+    assert.equal((await store.jobs.results(s.body.id, 0, 1000)).length, 0);
   } finally {
     await server.runtime.close();
     await q.close();

@@ -244,12 +244,12 @@ test("DELETE /jobs/{id}: a finished job goes with its items and results; a runni
   const store = await a.runtime.services.store();
   const done = await submit(a, jsonl(Array.from({ length: 12 }, (_, i) => ({ id: i, verifier: "exact", response: "a", reference: "a" })))).expect(201);
   await waitDone(a, done.body.id);
-  assert.equal(store.jobs.results(done.body.id, 0, 100).length, 12);
+  assert.equal((await store.jobs.results(done.body.id, 0, 100)).length, 12);
   await request(a.app).delete(`/jobs/${done.body.id}`).expect(204);
   for (const path of [`/jobs/${done.body.id}`, `/jobs/${done.body.id}/results`]) await request(a.app).get(path).expect(404);
   await request(a.app).delete(`/jobs/${done.body.id}`).expect(404);
-  assert.equal(store.jobs.find(done.body.id), undefined);
-  assert.deepEqual([store.jobs.items(done.body.id, 0, 100).length, store.jobs.results(done.body.id, 0, 100).length], [0, 0]);
+  assert.equal(await store.jobs.find(done.body.id), undefined);
+  assert.deepEqual([(await store.jobs.items(done.body.id, 0, 100)).length, (await store.jobs.results(done.body.id, 0, 100)).length], [0, 0]);
   assert.equal((await request(a.app).get("/jobs").expect(200)).body.jobs.some((j: { id: string }) => j.id === done.body.id), false);
 
   // running: cancelled, then deleted; a results stream that follows it ends; the next job runs
@@ -261,11 +261,11 @@ test("DELETE /jobs/{id}: a finished job goes with its items and results; a runni
   await request(a.app).delete(`/jobs/${slow.body.id}`).expect(204);
   assert.equal((await following).status, 200);
   await request(a.app).get(`/jobs/${slow.body.id}`).expect(404);
-  assert.equal(store.jobs.find(slow.body.id), undefined);
+  assert.equal(await store.jobs.find(slow.body.id), undefined);
   assert.equal((await waitDone(a, next.body.id)).status, "done");
   // nothing of the deleted job came back later (a chunk in flight when it went)
   await new Promise((r) => setTimeout(r, 200));
-  assert.equal(store.jobs.results(slow.body.id, 0, 1000).length, 0);
+  assert.equal((await store.jobs.results(slow.body.id, 0, 1000)).length, 0);
 });
 
 test("ASSAY_JOB_RETENTION_DAYS: finished jobs older than it are deleted; younger ones, unfinished ones, and everything with 0 stay", async () => {
@@ -290,10 +290,10 @@ test("a delete cut off between slices is finished at the next start, never shown
   const store = await a.runtime.services.store();
   const { body } = await submit(a, jsonl(Array.from({ length: 30 }, () => ({ verifier: "exact", response: "a", reference: "a" })))).expect(201);
   await waitDone(a, body.id);
-  assert.equal(store.jobs.deleteSome(body.id, 10), false); // 10 of 60 rows gone, then "the server stops"
+  assert.equal(await store.jobs.deleteSome(body.id, 10), false); // 10 of 60 rows gone, then "the server stops"
   await request(a.app).get(`/jobs/${body.id}`).expect(404);
   assert.equal((await request(a.app).get("/jobs").expect(200)).body.jobs.some((j: { id: string }) => j.id === body.id), false);
-  assert.equal(store.jobs.dropUnsealed(), 1); // what a start does
-  assert.equal(store.jobs.find(body.id), undefined);
-  assert.equal(store.jobs.items(body.id, 0, 100).length, 0);
+  assert.equal(await store.jobs.dropUnsealed(), 1); // what a start does
+  assert.equal(await store.jobs.find(body.id), undefined);
+  assert.equal((await store.jobs.items(body.id, 0, 100)).length, 0);
 });

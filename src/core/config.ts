@@ -125,6 +125,22 @@ function dataDir(env: string, doc: string, shown: string): Setting<string> {
   }, shown);
 }
 
+/** ASSAY_STORE_URL: unset or `sqlite:[folder]` (the embedded file), or a postgres:// URL. */
+function storeUrl(env: string, doc: string): Setting<string> {
+  return setting(env, "", doc, (raw) => {
+    if (/^sqlite:/i.test(raw)) return raw;
+    let u: URL;
+    try {
+      u = new URL(raw);
+    } catch {
+      throw new ConfigError("is not a URL; use postgres://user:password@host:5432/database, or sqlite: (or unset) for the embedded SQLite store");
+    }
+    if (u.protocol !== "postgres:" && u.protocol !== "postgresql:") throw new ConfigError("is neither sqlite: nor a postgres:// URL; use postgres://user:password@host:5432/database");
+    if (!u.hostname || u.pathname.length < 2) throw new ConfigError("names no host or no database; use postgres://user:password@host:5432/database");
+    return raw;
+  }, "(none: the embedded SQLite store under `ASSAY_DATA_DIR`)");
+}
+
 function list(env: string, doc: string, sep = ","): Setting<string[]> {
   return setting(env, [] as string[], doc, (raw) => raw.split(sep).map((s) => s.trim()).filter(Boolean), "(none)");
 }
@@ -236,10 +252,14 @@ export const SETTINGS = {
     "where the SQLite store (`assay.db`: rubrics, judge verdict cache, batch jobs) lives; created on first use; `:memory:` keeps nothing",
     "`$XDG_DATA_HOME/assay`, else `~/.local/share/assay`",
   ),
+  storeUrl: storeUrl(
+    "ASSAY_STORE_URL",
+    "the store (rubrics, presets, custom verifiers, batch jobs and their results, judge verdict cache): unset or `sqlite:` is the embedded SQLite file under `ASSAY_DATA_DIR` (`sqlite:/path` names another folder); `postgres://user:password@host:5432/database` is a PostgreSQL that several replicas share, so any replica answers any request (its schema is created and migrated at start). Uploaded SQL databases stay files under `ASSAY_SQL_UPLOAD_DIR`: replicas share them through one mounted folder",
+  ),
   jobs: {
     redisUrl: redisUrl("ASSAY_REDIS_URL", "batch jobs: a Redis (`redis://127.0.0.1:6379`) whose BullMQ queue spreads jobs' chunks over every `assay worker` (and the server, see `ASSAY_JOB_LOCAL_WORKER`); unset, the server scores its jobs itself"),
     chunk: int("ASSAY_JOB_CHUNK", 500, "batch jobs: items per chunk (the unit a worker takes, and what a crash re-scores at most)", 1, 100_000),
-    leaseMs: int("ASSAY_JOB_LEASE_MS", 30_000, "batch jobs on Redis: a worker's hold on a chunk, renewed while it lives; a dead worker's chunk goes to another within about twice this", 100),
+    leaseMs: int("ASSAY_JOB_LEASE_MS", 30_000, "batch jobs: on Redis, a worker's hold on a chunk, renewed while it lives (a dead worker's chunk goes to another within about twice this); on a shared store (`ASSAY_STORE_URL=postgres://...`), a replica's hold on the job it scores (a dead replica's job goes on elsewhere after this)", 100),
     localWorker: bool("ASSAY_JOB_LOCAL_WORKER", true, "batch jobs on Redis: the server takes chunks too (`0`: only `assay worker` processes do)"),
     maxBytes: size("ASSAY_JOB_MAX_BODY", 1024 ** 3, "largest JSONL/multipart upload to `POST /jobs` (413 past it)", "`1gb`"),
     maxItems: int("ASSAY_JOB_MAX_ITEMS", 1_000_000, "most items in one batch job (413 past it)", 1),
@@ -318,6 +338,8 @@ export const NOT_SETTINGS: Readonly<Record<string, string>> = {
   ASSAY_LOG_DIR: "scripts/setup-sandbox.sh, scripts/docker2.sh: where their daemons log",
   ASSAY_REDIS_PORT: "scripts/setup-redis.sh: the test Redis's port",
   ASSAY_PG_PORT: "scripts/setup-postgres.sh: the test PostgreSQL's port",
+  ASSAY_STORE_TEST_POSTGRES: "store tests: the PostgreSQL (a database the tests may create schemas in) the store's suite runs against",
+  ASSAY_TEST_STORE: "tests: `postgres` runs every test app's store on a fresh PostgreSQL schema (tests/store-backends.ts)",
   ASSAY_BENCH_PIN: "bench/: `0` turns off pinning processes to cores",
   ASSAY_BENCH_REDIS: "bench/jobs.ts: the Redis it uses",
   ASSAY_BENCH_JOB_MB: "bench/host-stall.ts: size of the job upload it times, MB",

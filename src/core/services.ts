@@ -55,7 +55,7 @@ function sandboxService(config: Config, log: Logger) {
 }
 
 function storeService(config: Config) {
-  return lazy(async (): Promise<Store> => openStore(config.dataDir));
+  return lazy(async (): Promise<Store> => openStore({ dataDir: config.dataDir, url: config.storeUrl }));
 }
 
 function judgeService(config: Config, log: Logger, store: () => Promise<Store>) {
@@ -85,7 +85,7 @@ export function createServices(config: Config, log: Logger) {
     workers: config.workers,
     /** Resolves the configured sandbox backend; rejects with MachineryError when none answers. */
     sandbox: sandboxService(config, log),
-    /** The SQLite store under ASSAY_DATA_DIR: versioned rubrics, the judge's verdict cache. */
+    /** The store (SQLite under ASSAY_DATA_DIR, or the PostgreSQL of ASSAY_STORE_URL): versioned rubrics, presets, custom verifiers, jobs, the judge verdict cache. */
     store,
     /** The LLM judge (ASSAY_JUDGE_*): `(await services.judge()).ask(question)`; see src/judge/README.md. */
     judge: judgeService(config, log, store),

@@ -7,6 +7,7 @@
  */
 import { EventEmitter } from "node:events";
 import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
 import type { Logger } from "pino";
 import type { Queue, Worker } from "bullmq";
 import type { Config } from "../core/config.js";
@@ -35,10 +36,14 @@ const SWEEP_MS = 3_600_000;
 const UPLOAD_SLICE_CHARS = 256 * 1024;
 /** How often the Redis coordinator looks for finished chunks while jobs run, ms. */
 const POLL_MS = 100;
+/** A results stream on a shared store looks for other replicas' progress this often, ms. */
+const SHARED_POLL_MS = 200;
+/** A replica with no job of its own looks for unclaimed ones (new, or a dead replica's) this often, ms. */
+const SHARED_IDLE_MS = 500;
 /** A running job on Redis with no progress for this long has its missing chunks queued again, ms. */
 const REQUEUE_MS = 10_000;
 
-export type JobView = ReturnType<JobService["view"]>;
+export type JobView = Awaited<ReturnType<JobService["view"]>>;
 
 export class JobService {
   private readonly jobs: JobStore;
@@ -54,27 +59,33 @@ export class JobService {
   private sweeper?: NodeJS.Timeout;
   /** Jobs deleted while a worker held one of their chunks: gather drops those chunks when they come back. */
   private readonly deleted = new Set<string>();
+  /** This process as the holder of a job it scores (a shared store's `owner`). */
+  private readonly me = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 
   constructor(private readonly config: Config, private readonly log: Logger, store: Store) {
     this.jobs = store.jobs;
     this.events.setMaxListeners(0);
-    const dropped = this.jobs.dropUnsealed();
-    if (dropped) log.warn({ dropped }, "jobs: dropped uploads that a stop cut off (their clients never got an id)");
   }
 
   /** Starts scoring (idempotent): resumes unfinished jobs, then takes new ones as they come. */
   start(scorer: Scorer): void {
     if (this.scorer || this.closed) return;
     this.scorer = scorer;
+    this.loop = this.begin();
+  }
+
+  private async begin(): Promise<void> {
+    const dropped = await this.jobs.dropUnsealed();
+    if (dropped) this.log.warn({ dropped }, "jobs: dropped uploads that a stop cut off (their clients never got an id)");
     if (this.config.jobs.retentionDays > 0) {
       const sweep = () => void this.sweep().catch((err) => this.log.warn({ err }, "jobs: retention sweep failed"));
       sweep();
       this.sweeper = setInterval(sweep, SWEEP_MS);
       this.sweeper.unref();
     }
-    const unfinished = this.jobs.unfinished();
+    const unfinished = await this.jobs.unfinished();
     if (unfinished.length) this.log.info({ jobs: unfinished.map((j) => j.id) }, "jobs: resuming unfinished jobs");
-    this.loop = this.config.jobs.redisUrl ? this.coordinate() : this.runLocal();
+    await (this.config.jobs.redisUrl ? this.coordinate() : this.runLocal());
   }
 
   /**
@@ -87,19 +98,20 @@ export class JobService {
     if (this.closed) throw new JobRequestError(409, "the server is shutting down; submit again in a moment");
     const id = randomUUID();
     const max = this.config.jobs.maxItems;
-    this.jobs.create(id, options);
+    await this.jobs.create(id, options);
     let n = 0;
     let slice: { item: string; group: string | null }[] = [];
     let sliceBytes = 0;
     let blanks = 0; // blank lines not yet stored: stored when an item follows, dropped at the end
-    const add = (text: string, group: string | null) => {
+    const add = async (text: string, group: string | null) => {
       if (++n > max) throw new JobRequestError(413, `job is over the limit of ${max} items; split the dataset (or raise ASSAY_JOB_MAX_ITEMS)`);
       slice.push({ item: text, group });
       sliceBytes += text.length;
       // Stored a slice at a time, each slice bounded in items and in size (one transaction each).
       if (slice.length >= UPLOAD_SLICE || sliceBytes >= UPLOAD_SLICE_CHARS) {
-        this.jobs.addItems(id, n - slice.length, slice);
+        const full = slice;
         slice = [];
+        await this.jobs.addItems(id, n - full.length, full);
         sliceBytes = 0;
       }
     };
@@ -123,18 +135,18 @@ export class JobService {
           parsed = entry;
           text = JSON.stringify(entry);
         }
-        for (; blanks > 0; blanks--) add("", null);
-        add(text, groupOf(parsed, options.group_by));
+        for (; blanks > 0; blanks--) await add("", null);
+        await add(text, groupOf(parsed, options.group_by));
       }
-      if (slice.length) this.jobs.addItems(id, n - slice.length, slice);
+      if (slice.length) await this.jobs.addItems(id, n - slice.length, slice);
       if (n === 0) throw new JobRequestError(400, "the dataset has no items; send one JSON item per line");
-      this.jobs.seal(id, n);
+      await this.jobs.seal(id, n);
     } catch (err) {
-      this.jobs.delete(id);
+      await this.jobs.delete(id).catch((e) => this.log.warn({ err: e, job: id }, "jobs: could not drop a failed upload"));
       throw err;
     }
     this.log.info({ job: id, total: n }, "job queued");
-    if (this.queue) await this.enqueue(this.jobs.get(id));
+    if (this.queue) await this.enqueue(await this.jobs.get(id));
     this.wake?.();
     return { id, total: n };
   }
@@ -144,20 +156,20 @@ export class JobService {
    * only once the job has finished (then it is kept); `summary: true` asks for it mid-run.
    * Throws JobRequestError(404).
    */
-  get(id: string, summary: boolean | "finished" = "finished") {
-    const job = this.row(id);
+  async get(id: string, summary: boolean | "finished" = "finished") {
+    const job = await this.row(id);
     return this.view(job, summary === true || (summary === "finished" && FINISHED.includes(job.status)));
   }
 
-  list(limit = 100) {
-    return this.jobs.list(limit).map((j) => this.view(j, false));
+  async list(limit = 100) {
+    return Promise.all((await this.jobs.list(limit)).map((j) => this.view(j, false)));
   }
 
   /** Cancels a queued or running job; a finished one is a 409. Returns its view. */
   async cancel(id: string) {
-    const job = this.row(id);
-    if (!this.jobs.finish(id, "cancelled")) {
-      throw new JobRequestError(409, `job ${id} is ${this.jobs.get(id).status} already; only a queued or running job can be cancelled`);
+    const job = await this.row(id);
+    if (!(await this.jobs.finish(id, "cancelled"))) {
+      throw new JobRequestError(409, `job ${id} is ${(await this.jobs.get(id)).status} already; only a queued or running job can be cancelled`);
     }
     if (this.current?.id === id) this.current.abort.abort(new Error("job cancelled"));
     if (this.queue) {
@@ -175,7 +187,7 @@ export class JobService {
    * between them, so a million-item job does not hold the server. Throws JobRequestError(404).
    */
   async delete(id: string): Promise<void> {
-    const job = this.row(id);
+    const job = await this.row(id);
     if (!FINISHED.includes(job.status)) await this.cancel(id).catch((err) => {
       if (!(err instanceof JobRequestError && err.status === 409)) throw err; // it finished meanwhile
     });
@@ -188,7 +200,7 @@ export class JobService {
       this.deleted.add(id);
       for (let s = 0; s < job.total; s += this.config.jobs.chunk) await this.queue.remove(chunkName(id, s)).catch(() => 0);
     }
-    while (!this.jobs.deleteSome(id, DELETE_SLICE)) await new Promise((r) => setImmediate(r));
+    while (!(await this.jobs.deleteSome(id, DELETE_SLICE))) await new Promise((r) => setImmediate(r));
     this.events.emit(id);
     this.log.info({ job: id, total: job.total }, "job deleted");
   }
@@ -202,7 +214,7 @@ export class JobService {
     const before = new Date(now - days * 86_400_000).toISOString();
     let n = 0;
     for (;;) {
-      const ids = this.jobs.expired(before, 100);
+      const ids = await this.jobs.expired(before, 100);
       for (const id of ids) {
         if (this.closed) return n;
         await this.delete(id).then(() => n++, (err) => this.log.warn({ err, job: id }, "jobs: could not delete an expired job"));
@@ -219,13 +231,13 @@ export class JobService {
    * job gives the results it has, in order, skipping the items it never scored.
    */
   async *results(id: string, from = 0, follow = true, signal?: AbortSignal): AsyncGenerator<string> {
-    this.row(id);
+    await this.row(id);
     let next = from;
     while (!signal?.aborted) {
-      const job = this.jobs.find(id);
+      const job = await this.jobs.find(id);
       if (!job || job.status === "deleting") return; // deleted meanwhile
       const finished = FINISHED.includes(job.status);
-      const rows = this.jobs.results(id, next, 1000);
+      const rows = await this.jobs.results(id, next, 1000);
       const out: string[] = [];
       for (const r of rows) {
         // While running, only the unbroken run from `next`: later ones may still be filled in before it.
@@ -236,7 +248,8 @@ export class JobService {
       if (out.length) yield out.join("\n") + "\n";
       if (rows.length === 1000 && out.length === rows.length) continue;
       if (finished || next >= job.total || !follow) return;
-      await this.changed(id, 1000, signal);
+      // another replica's progress fires no event here: a shared store is polled sooner
+      await this.changed(id, this.jobs.shared ? SHARED_POLL_MS : 1000, signal);
     }
   }
 
@@ -268,13 +281,13 @@ export class JobService {
 
   // ---------------------------------------------------------------- views
 
-  private row(id: string): JobRow {
-    const job = this.jobs.find(id);
+  private async row(id: string): Promise<JobRow> {
+    const job = await this.jobs.find(id);
     if (!job || job.status === "uploading" || job.status === "deleting") throw new JobRequestError(404, `no job ${JSON.stringify(id.slice(0, 100))}; GET /jobs lists them`, "id");
     return job;
   }
 
-  view(job: JobRow, withSummary: boolean) {
+  async view(job: JobRow, withSummary: boolean) {
     const running = job.status === "running" && job.run_started_ms !== null;
     const seconds = running ? (Date.now() - job.run_started_ms!) / 1000 : null;
     const rate = running && seconds! > 0 ? (job.done - job.run_start_done) / seconds! : null;
@@ -295,18 +308,21 @@ export class JobService {
       created_at: job.created_at,
       started_at: job.started_at,
       finished_at: job.finished_at,
-      ...(withSummary ? { summary: this.summaryOf(job) } : {}),
+      ...(withSummary ? { summary: await this.summaryOf(job) } : {}),
     };
   }
 
-  private readonly summaries = new Map<string, ReturnType<typeof summarize>>();
+  private readonly summaries = new Map<string, Awaited<ReturnType<typeof summarize>>>();
 
-  /** A finished job's summary is computed once; a running one's each time it is asked for. */
-  private summaryOf(job: JobRow) {
+  /**
+   * A finished job's summary is computed once (a finished job's results never change, so the
+   * copy cannot go stale on any replica); a running one's each time it is asked for.
+   */
+  private async summaryOf(job: JobRow) {
     if (!FINISHED.includes(job.status)) return summarize(this.jobs, job);
     let s = this.summaries.get(job.id);
     if (!s) {
-      s = summarize(this.jobs, job);
+      s = await summarize(this.jobs, job);
       if (this.summaries.size >= 256) this.summaries.delete(this.summaries.keys().next().value!);
       this.summaries.set(job.id, s);
     }
@@ -318,24 +334,46 @@ export class JobService {
     this.events.emit(id);
   }
 
-  private write(id: string, results: { idx: number; result: RewardResult }[]): void {
-    if (this.jobs.putResults(id, results)) this.progressed(id);
-    const job = this.jobs.find(id);
+  /** Writes results; returns the job as it stands after (undefined once deleted). */
+  private async write(id: string, results: { idx: number; result: RewardResult }[]): Promise<JobRow | undefined> {
+    if (await this.jobs.putResults(id, results)) this.progressed(id);
+    const job = await this.jobs.find(id);
     if (job && FINISHED.includes(job.status)) {
       this.lastProgress.delete(id);
       if (job.status === "done") this.log.info({ job: id, total: job.total }, "job done");
       this.events.emit(id);
     }
+    return job;
   }
 
   // ---------------------------------------------------------------- one process
 
-  /** Scores unfinished jobs oldest first, a chunk at a time, yielding to the event loop between chunks. */
+  /**
+   * Scores unfinished jobs oldest first, a chunk at a time, yielding to the event loop between
+   * chunks. On a shared store (replicas) a job is scored by the replica that claimed it; the
+   * others look again every SHARED_IDLE_MS, so a job submitted elsewhere, or one whose replica
+   * died (its lease, ASSAY_JOB_LEASE_MS, ran out), is taken up here.
+   */
   private async runLocal(): Promise<void> {
+    const lease = this.config.jobs.leaseMs;
     while (!this.closed) {
-      const job = this.jobs.unfinished()[0];
+      let job: JobRow | undefined;
+      try {
+        for (const j of await this.jobs.unfinished()) {
+          if (await this.jobs.claim(j.id, this.me, lease)) {
+            job = j;
+            break;
+          }
+        }
+      } catch (err) {
+        if (this.closed) return;
+        this.log.warn({ err }, "jobs: cannot read the store; retrying");
+        await this.sleep(1000);
+        continue;
+      }
       if (!job) {
-        await new Promise<void>((r) => (this.wake = r));
+        if (this.jobs.shared) await this.sleep(SHARED_IDLE_MS, true);
+        else await new Promise<void>((r) => (this.wake = r));
         this.wake = undefined;
         continue;
       }
@@ -344,37 +382,53 @@ export class JobService {
       } catch (err) {
         if (this.closed) return;
         this.log.error({ err, job: job.id }, "job failed");
-        this.jobs.finish(job.id, "failed", `internal error: ${(err as Error).message}`);
+        await this.jobs.finish(job.id, "failed", `internal error: ${(err as Error).message}`).catch(() => {});
         this.events.emit(job.id);
+      } finally {
+        // a stopping replica lets go at once, so another goes on with the job without waiting out the lease
+        await this.jobs.release(job.id, this.me).catch(() => {});
       }
     }
   }
 
   private async runJob(job: JobRow): Promise<void> {
-    if (!this.jobs.start(job.id)) return;
+    if (!(await this.jobs.start(job.id))) return;
     const options = JSON.parse(job.options) as JobOptions;
     const abort = new AbortController();
     this.current = { id: job.id, abort };
+    const lease = this.config.jobs.leaseMs;
+    // The hold is renewed while the job runs here; lost (this replica was taken for dead), this one stops.
+    const renew = this.jobs.shared
+      ? setInterval(() => {
+          this.jobs.claim(job.id, this.me, lease).then(
+            (held) => held || abort.abort(new Error("another replica took the job over")),
+            (err) => this.log.warn({ err, job: job.id }, "jobs: could not renew the hold on a job"),
+          );
+        }, Math.max(50, Math.floor(lease / 3)))
+      : undefined;
     try {
       let from = 0;
       for (;;) {
         if (this.closed || abort.signal.aborted) return;
-        const chunk = this.jobs.pending(job.id, from, this.config.jobs.chunk);
+        const chunk = await this.jobs.pending(job.id, from, this.config.jobs.chunk);
         if (!chunk.length) break;
         const results = await scoreChunk(this.scorer!, chunk, options, this.config.maxDepth, abort.signal);
         // Items cut short by a stop are not results: they are scored again on restart.
         if (this.closed || abort.signal.aborted) return;
-        this.write(job.id, results);
+        const now = await this.write(job.id, results);
+        // cancelled or deleted meanwhile (on another replica: no abort reached this one)
+        if (!now || now.status === "deleting" || FINISHED.includes(now.status)) return;
         from = chunk[chunk.length - 1].idx + 1;
         await new Promise((r) => setImmediate(r));
       }
-      const after = this.jobs.get(job.id);
+      const after = await this.jobs.get(job.id);
       if (!FINISHED.includes(after.status)) {
         // Every item has a result, yet the counts disagree: say so rather than loop.
-        this.jobs.finish(job.id, "failed", `internal error: ${after.done} of ${after.total} results after the last chunk`);
+        await this.jobs.finish(job.id, "failed", `internal error: ${after.done} of ${after.total} results after the last chunk`);
         this.events.emit(job.id);
       }
     } finally {
+      clearInterval(renew);
       this.current = undefined;
     }
   }
@@ -391,7 +445,7 @@ export class JobService {
     let lastRequeue = 0;
     while (!this.closed) {
       try {
-        const unfinished = this.jobs.unfinished();
+        const unfinished = await this.jobs.unfinished();
         if (Date.now() - lastRequeue > REQUEUE_MS) {
           lastRequeue = Date.now();
           for (const job of unfinished) {
@@ -409,9 +463,11 @@ export class JobService {
     }
   }
 
-  private sleep(ms: number): Promise<void> {
+  /** Waits `ms` or until woken; `unref`: the wait alone does not keep the process alive. */
+  private sleep(ms: number, unref = false): Promise<void> {
     return new Promise((r) => {
       const t = setTimeout(r, ms);
+      if (unref) t.unref();
       this.wake = () => {
         clearTimeout(t);
         r();
@@ -421,16 +477,16 @@ export class JobService {
 
   /** Puts a job's chunks that still miss results on the queue; chunks already there are kept (same id). */
   private async enqueue(job: JobRow): Promise<void> {
-    if (job.status === "queued" || job.run_started_ms === null) this.jobs.start(job.id);
-    if (FINISHED.includes(this.jobs.get(job.id).status)) return;
+    if (job.status === "queued" || job.run_started_ms === null) await this.jobs.start(job.id);
+    if (FINISHED.includes((await this.jobs.get(job.id)).status)) return;
     this.lastProgress.set(job.id, Date.now());
     const options = JSON.parse(job.options) as JobOptions;
     const size = this.config.jobs.chunk;
     let bulk: { name: string; data: ChunkData; opts: { jobId: string; removeOnComplete: false; removeOnFail: false } }[] = [];
     for (let start = 0; start < job.total; start += size) {
       const end = Math.min(job.total, start + size);
-      if (this.jobs.doneIn(job.id, start, end) === end - start) continue;
-      const items = this.jobs.pending(job.id, start, end - start).filter((i) => i.idx < end);
+      if ((await this.jobs.doneIn(job.id, start, end)) === end - start) continue;
+      const items = (await this.jobs.pending(job.id, start, end - start)).filter((i) => i.idx < end);
       bulk.push({ name: "chunk", data: { job: job.id, start, options, items }, opts: { jobId: chunkName(job.id, start), removeOnComplete: false, removeOnFail: false } });
       if (bulk.length >= 50) {
         await this.queue!.addBulk(bulk);
@@ -449,8 +505,8 @@ export class JobService {
         await j.remove().catch(() => {});
         continue;
       }
-      if (!j?.data || !this.jobs.find(j.data.job)) continue; // another server's job
-      this.write(j.data.job, j.returnvalue?.results ?? []);
+      if (!j?.data || !(await this.jobs.find(j.data.job))) continue; // another server's job
+      await this.write(j.data.job, j.returnvalue?.results ?? []);
       await j.remove().catch(() => {});
       n++;
     }
@@ -459,10 +515,10 @@ export class JobService {
         await j.remove().catch(() => {});
         continue;
       }
-      if (!j?.data || !this.jobs.find(j.data.job)) continue;
+      if (!j?.data || !(await this.jobs.find(j.data.job))) continue;
       const reason = `the chunk holding this item failed in every worker that took it: ${j.failedReason ?? "unknown"}`;
       this.log.error({ chunk: j.id, reason: j.failedReason }, "jobs: chunk failed");
-      this.write(
+      await this.write(
         j.data.job,
         j.data.items.map((it) => ({ idx: it.idx, result: { id: null, verifier: "", reward: null, status: "error", reason, details: {}, elapsed_ms: 0 } })),
       );

@@ -34,16 +34,16 @@ const SLOWEST = 5;
 /** A group's label in the summary is cut to this many characters (a prompt may be a megabyte). */
 const GROUP_LABEL = 200;
 
-export function summarize(store: JobStore, job: JobRow) {
+export async function summarize(store: JobStore, job: JobRow) {
   const opts = JSON.parse(job.options) as JobOptions;
   const bins = Array.from({ length: 10 }, (_, i) => ({ from: i / 10, to: (i + 1) / 10, count: 0 }));
   let below = 0, above = 0;
-  for (const { b, n } of store.histogram(job.id)) {
+  for (const { b, n } of await store.histogram(job.id)) {
     if (b < 0) below += n;
     else if (b > 9) above += n;
     else bins[b].count += n;
   }
-  const slowest = store.slowest(job.id, SLOWEST).map(({ idx, result }) => {
+  const slowest = (await store.slowest(job.id, SLOWEST)).map(({ idx, result }) => {
     const r = JSON.parse(result) as RewardResult;
     return { index: idx, id: r.id ?? null, verifier: r.verifier, status: r.status, elapsed_ms: r.elapsed_ms };
   });
@@ -52,7 +52,7 @@ export function summarize(store: JobStore, job: JobRow) {
     counts: { ok: job.n_ok, error: job.n_error, invalid: job.n_invalid },
     histogram: { bins, below_0: below, above_1: above },
     slowest,
-    groups: groupSummary(store, job, opts),
+    groups: await groupSummary(store, job, opts),
   };
 }
 
@@ -62,9 +62,9 @@ export function summarize(store: JobStore, job: JobRow) {
  * a sample passes when its reward is at least `pass_threshold` (default 1). pass@k is the mean
  * over the groups with at least k scored samples; `groups` says how many those were.
  */
-function groupSummary(store: JobStore, job: JobRow, opts: JobOptions) {
+async function groupSummary(store: JobStore, job: JobRow, opts: JobOptions) {
   const threshold = opts.pass_threshold ?? 1;
-  const rows = store.groups(job.id, threshold);
+  const rows = await store.groups(job.id, threshold);
   if (!rows.some((g) => g.n > 1)) return null;
   const ks = [...new Set(opts.k ?? DEFAULT_K)].sort((a, b) => a - b);
   const pass_at_k: Record<string, { value: number | null; groups: number }> = {};

@@ -68,7 +68,7 @@ export class Judge {
           .digest("hex")
       : "";
     if (useCache && !opts.fresh) {
-      const hit = this.deps.cache!.get(key);
+      const hit = await this.deps.cache!.get(key);
       if (hit && validate(hit.value)) {
         this.metrics.cache.labels("hit").inc();
         const zero = { input_tokens: 0, output_tokens: 0 };
@@ -144,7 +144,8 @@ export class Judge {
       }
       const value = read.value;
       this.metrics.requests.labels(modelLabel, "ok").inc();
-      if (useCache) this.deps.cache!.put(key, ep.model, q.template, { value, usage, mode });
+      // the verdict is had: a cache that cannot be written costs a later call, not this item
+      if (useCache) await this.deps.cache!.put(key, ep.model, q.template, { value, usage, mode }).catch((err) => this.deps.log?.warn({ err }, "judge: verdict cache write failed"));
       return {
         value: value as T, model: ep.model, cached: false, mode, usage, original_usage: usage,
         cost_usd: this.priced(usage), attempts, ms: performance.now() - t0,

@@ -12,7 +12,7 @@ let fx: JudgeFixture;
 let store: Store;
 before(async () => {
   fx = await startJudgeFixture();
-  store = openStore(":memory:");
+  store = await openStore(":memory:");
 });
 after(async () => {
   await fx.close();

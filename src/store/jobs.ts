@@ -1,10 +1,11 @@
 /**
  * Batch jobs in the store: a job row (status, running counts), its items as uploaded, and one
- * result per item. A result's primary key is (job, index) and it is written with INSERT OR
- * IGNORE, so an item scored twice (after a crash, or a chunk a dead worker had started) lands
- * once; the counts move only for rows that landed. Everything here is synchronous SQLite.
+ * result per item. A result's primary key is (job, index) and it is written with ON CONFLICT
+ * DO NOTHING, so an item scored twice (after a crash, or a chunk a dead worker had started) lands
+ * once; the counts move only for rows that landed. The same on both backends (sql.ts); on a shared
+ * one (PostgreSQL) a job is also held by the replica scoring it (`claim`), for a lease it renews.
  */
-import type { DB } from "./db.js";
+import type { Sql } from "./sql.js";
 import type { RewardResult } from "../core/types.js";
 
 /** `uploading` and `deleting` are invisible outside this file's callers (never listed, got or run). */
@@ -48,81 +49,96 @@ export class JobNotFound extends Error {
 
 const iso = () => new Date().toISOString();
 
-export class JobStore {
-  private readonly q;
+/** How long an upload may take on a shared store before another replica's start deletes it as cut off, ms. */
+export const STALE_UPLOAD_MS = 6 * 3_600_000;
 
-  constructor(private readonly db: DB) {
-    this.q = {
-      create: db.prepare("INSERT INTO job (id, status, options, created_at) VALUES (?, 'uploading', ?, ?)"),
-      addItem: db.prepare("INSERT INTO job_item (job_id, idx, item, grp) VALUES (?, ?, ?, ?)"),
-      seal: db.prepare("UPDATE job SET status = 'queued', total = ? WHERE id = ? AND status = 'uploading'"),
-      get: db.prepare<[string], JobRow>("SELECT * FROM job WHERE id = ?"),
-      list: db.prepare<[number], JobRow>("SELECT * FROM job WHERE status NOT IN ('uploading', 'deleting') ORDER BY rowid DESC LIMIT ?"),
-      unfinished: db.prepare<[], JobRow>("SELECT * FROM job WHERE status IN ('queued', 'running') ORDER BY rowid"),
-      uploading: db.prepare<[], { id: string }>("SELECT id FROM job WHERE status IN ('uploading', 'deleting')"),
-      markDeleting: db.prepare("UPDATE job SET status = 'deleting' WHERE id = ? AND status != 'deleting'"),
-      start: db.prepare("UPDATE job SET status = 'running', started_at = coalesce(started_at, ?), run_started_ms = ?, run_start_done = done WHERE id = ? AND status IN ('queued', 'running')"),
-      pending: db.prepare<[string, number, number], PendingItem>(
-        `SELECT i.idx, i.item FROM job_item i
+function queries(pg: boolean) {
+  const order = pg ? "seq" : "rowid";
+  return {
+    create: "INSERT INTO job (id, status, options, created_at) VALUES (?, 'uploading', ?, ?)",
+    addItem: "INSERT INTO job_item (job_id, idx, item, grp) VALUES (?, ?, ?, ?)",
+    addItemsPg: "INSERT INTO job_item (job_id, idx, item, grp) SELECT ?::text, * FROM unnest(?::int[], ?::text[], ?::text[])",
+    seal: "UPDATE job SET status = 'queued', total = ? WHERE id = ? AND status = 'uploading'",
+    get: "SELECT * FROM job WHERE id = ?",
+    list: `SELECT * FROM job WHERE status NOT IN ('uploading', 'deleting') ORDER BY ${order} DESC LIMIT ?`,
+    unfinished: `SELECT * FROM job WHERE status IN ('queued', 'running') ORDER BY ${order}`,
+    uploading: "SELECT id FROM job WHERE status = 'deleting' OR (status = 'uploading' AND created_at < ?)",
+    markDeleting: "UPDATE job SET status = 'deleting' WHERE id = ? AND status != 'deleting'",
+    start: "UPDATE job SET status = 'running', started_at = coalesce(started_at, ?), run_started_ms = ?, run_start_done = done WHERE id = ? AND status IN ('queued', 'running')",
+    claim: "UPDATE job SET owner = ?, lease_until = ? WHERE id = ? AND status IN ('queued', 'running') AND (owner IS NULL OR owner = ? OR lease_until < ?)",
+    release: "UPDATE job SET owner = NULL, lease_until = NULL WHERE id = ? AND owner = ?",
+    pending: `SELECT i.idx, i.item FROM job_item i
          WHERE i.job_id = ? AND i.idx >= ?
            AND NOT EXISTS (SELECT 1 FROM job_result r WHERE r.job_id = i.job_id AND r.idx = i.idx)
          ORDER BY i.idx LIMIT ?`,
-      ),
-      items: db.prepare<[string, number, number], PendingItem>("SELECT idx, item FROM job_item WHERE job_id = ? AND idx >= ? AND idx < ? ORDER BY idx"),
-      doneIn: db.prepare<[string, number, number], { n: number }>("SELECT count(*) AS n FROM job_result WHERE job_id = ? AND idx >= ? AND idx < ?"),
-      putResult: db.prepare("INSERT OR IGNORE INTO job_result (job_id, idx, status, reward, elapsed_ms, result) VALUES (?, ?, ?, ?, ?, ?)"),
-      bump: db.prepare(
-        `UPDATE job SET done = done + ?, n_ok = n_ok + ?, n_error = n_error + ?, n_invalid = n_invalid + ?, reward_sum = reward_sum + ?
+    items: "SELECT idx, item FROM job_item WHERE job_id = ? AND idx >= ? AND idx < ? ORDER BY idx",
+    doneIn: "SELECT count(*) AS n FROM job_result WHERE job_id = ? AND idx >= ? AND idx < ?",
+    putResult: "INSERT INTO job_result (job_id, idx, status, reward, elapsed_ms, result) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+    putResultsPg: `INSERT INTO job_result (job_id, idx, status, reward, elapsed_ms, result)
+         SELECT ?::text, * FROM unnest(?::int[], ?::text[], ?::float8[], ?::float8[], ?::text[]) ON CONFLICT DO NOTHING RETURNING status, reward`,
+    bump: `UPDATE job SET done = done + ?, n_ok = n_ok + ?, n_error = n_error + ?, n_invalid = n_invalid + ?, reward_sum = reward_sum + ?
          WHERE id = ?`,
-      ),
-      finishIfDone: db.prepare("UPDATE job SET status = 'done', finished_at = ? WHERE id = ? AND status IN ('queued', 'running') AND done >= total"),
-      finish: db.prepare("UPDATE job SET status = ?, error = ?, finished_at = ? WHERE id = ? AND status IN ('uploading', 'queued', 'running')"),
-      results: db.prepare<[string, number, number], ResultRow>("SELECT idx, result FROM job_result WHERE job_id = ? AND idx >= ? ORDER BY idx LIMIT ?"),
-      del: [db.prepare("DELETE FROM job_result WHERE job_id = ?"), db.prepare("DELETE FROM job_item WHERE job_id = ?"), db.prepare("DELETE FROM job WHERE id = ?")],
-      delSlice: [
-        db.prepare("DELETE FROM job_result WHERE job_id = ? AND idx IN (SELECT idx FROM job_result WHERE job_id = ? LIMIT ?)"),
-        db.prepare("DELETE FROM job_item WHERE job_id = ? AND idx IN (SELECT idx FROM job_item WHERE job_id = ? LIMIT ?)"),
-      ],
-      expired: db.prepare<[string, number], { id: string }>(
-        "SELECT id FROM job WHERE status IN ('done', 'failed', 'cancelled') AND finished_at IS NOT NULL AND finished_at < ? ORDER BY finished_at LIMIT ?",
-      ),
-      histogram: db.prepare<[string], { b: number; n: number }>(
-        `SELECT CASE WHEN reward < 0 THEN -1 WHEN reward > 1 THEN 10 WHEN reward = 1 THEN 9 ELSE CAST(reward * 10 AS INTEGER) END AS b, count(*) AS n
+    finishIfDone: "UPDATE job SET status = 'done', finished_at = ? WHERE id = ? AND status IN ('queued', 'running') AND done >= total",
+    finish: "UPDATE job SET status = ?, error = ?, finished_at = ? WHERE id = ? AND status IN ('uploading', 'queued', 'running')",
+    results: "SELECT idx, result FROM job_result WHERE job_id = ? AND idx >= ? ORDER BY idx LIMIT ?",
+    del: ["DELETE FROM job_result WHERE job_id = ?", "DELETE FROM job_item WHERE job_id = ?", "DELETE FROM job WHERE id = ?"],
+    delSlice: [
+      "DELETE FROM job_result WHERE job_id = ? AND idx IN (SELECT idx FROM job_result WHERE job_id = ? LIMIT ?)",
+      "DELETE FROM job_item WHERE job_id = ? AND idx IN (SELECT idx FROM job_item WHERE job_id = ? LIMIT ?)",
+    ],
+    expired: "SELECT id FROM job WHERE status IN ('done', 'failed', 'cancelled') AND finished_at IS NOT NULL AND finished_at < ? ORDER BY finished_at LIMIT ?",
+    // PostgreSQL's cast to integer rounds; SQLite's truncates (the bin is the truncation)
+    histogram: `SELECT CASE WHEN reward < 0 THEN -1 WHEN reward > 1 THEN 10 WHEN reward = 1 THEN 9 ELSE ${pg ? "CAST(trunc(reward * 10) AS INTEGER)" : "CAST(reward * 10 AS INTEGER)"} END AS b, count(*) AS n
          FROM job_result WHERE job_id = ? AND status = 'ok' GROUP BY b ORDER BY b`,
-      ),
-      slowest: db.prepare<[string, number], ResultRow>("SELECT idx, result FROM job_result WHERE job_id = ? ORDER BY elapsed_ms DESC LIMIT ?"),
-      groups: db.prepare<[number, string], { grp: string; n: number; scored: number; passed: number; reward_sum: number; first: number }>(
-        `SELECT i.grp AS grp, count(*) AS n, count(r.reward) AS scored, sum(CASE WHEN r.status = 'ok' AND r.reward >= ? THEN 1 ELSE 0 END) AS passed,
+    slowest: "SELECT idx, result FROM job_result WHERE job_id = ? ORDER BY elapsed_ms DESC LIMIT ?",
+    groups: `SELECT i.grp AS grp, count(*) AS n, count(r.reward) AS scored, sum(CASE WHEN r.status = 'ok' AND r.reward >= ? THEN 1 ELSE 0 END) AS passed,
                 coalesce(sum(r.reward), 0) AS reward_sum, min(i.idx) AS first
          FROM job_item i LEFT JOIN job_result r ON r.job_id = i.job_id AND r.idx = i.idx
          WHERE i.job_id = ? AND i.grp IS NOT NULL GROUP BY i.grp ORDER BY first`,
-      ),
-    };
+  };
+}
+
+export class JobStore {
+  private readonly q;
+  private readonly pg: boolean;
+
+  constructor(private readonly db: Sql) {
+    this.pg = db.dialect === "postgres";
+    this.q = queries(this.pg);
+  }
+
+  /** Whether other replicas share this store (then jobs are claimed, and followed by polling). */
+  get shared(): boolean {
+    return this.db.shared;
   }
 
   /**
    * A new job in status `uploading` (invisible to runners and lists) until `seal`. Items go in
    * with `addItems` in slices, each its own transaction, so an upload never holds the database.
    */
-  create(id: string, options: unknown): void {
-    this.q.create.run(id, JSON.stringify(options), iso());
+  async create(id: string, options: unknown): Promise<void> {
+    await this.db.run(this.q.create, [id, JSON.stringify(options), iso()]);
   }
 
-  addItems(id: string, from: number, items: { item: string; group: string | null }[]): void {
-    this.db.transaction(() => {
-      items.forEach((it, i) => this.q.addItem.run(id, from + i, it.item, it.group));
-    })();
+  async addItems(id: string, from: number, items: { item: string; group: string | null }[]): Promise<void> {
+    if (this.pg) {
+      await this.db.run(this.q.addItemsPg, [id, items.map((_, i) => from + i), items.map((it) => it.item), items.map((it) => it.group)]);
+      return;
+    }
+    await this.db.tx(async (t) => {
+      for (let i = 0; i < items.length; i++) await t.run(this.q.addItem, [id, from + i, items[i].item, items[i].group]);
+    });
   }
 
-  seal(id: string, total: number): void {
-    this.q.seal.run(total, id);
+  async seal(id: string, total: number): Promise<void> {
+    await this.db.run(this.q.seal, [total, id]);
   }
 
   /** Drops a job and everything of it (a failed upload). */
-  delete(id: string): void {
-    this.db.transaction(() => {
-      for (const q of this.q.del) q.run(id);
-    })();
+  async delete(id: string): Promise<void> {
+    await this.db.tx(async (t) => {
+      for (const q of this.q.del) await t.run(q, [id]);
+    });
   }
 
   /**
@@ -132,69 +148,90 @@ export class JobStore {
    * status is `deleting` is invisible (get, list, runners), so a delete cut off by a stop is
    * finished on the next start (dropUnsealed).
    */
-  deleteSome(id: string, rows: number): boolean {
-    return this.db.transaction(() => {
-      this.q.markDeleting.run(id);
+  async deleteSome(id: string, rows: number): Promise<boolean> {
+    return this.db.tx(async (t) => {
+      await t.run(this.q.markDeleting, [id]);
       let left = rows;
       for (const q of this.q.delSlice) {
         if (left <= 0) return false;
-        left -= q.run(id, id, left).changes;
+        left -= await t.run(q, [id, id, left]);
       }
       if (left <= 0) return false;
-      this.q.del[2].run(id);
+      await t.run(this.q.del[2], [id]);
       return true;
-    })();
+    });
   }
 
   /** Finished jobs whose finished_at is before `before` (ISO time), oldest first, at most `limit`. */
-  expired(before: string, limit: number): string[] {
-    return this.q.expired.all(before, limit).map((r) => r.id);
+  async expired(before: string, limit: number): Promise<string[]> {
+    return (await this.db.all<{ id: string }>(this.q.expired, [before, limit])).map((r) => r.id);
   }
 
-  /** Uploads that a crash cut off (their client never got an id), and deletes it cut off. */
-  dropUnsealed(): number {
-    const ids = this.q.uploading.all();
-    for (const { id } of ids) this.delete(id);
+  /**
+   * Uploads that a crash cut off (their client never got an id), and deletes it cut off. On a
+   * shared store another replica may be uploading right now: only uploads older than
+   * STALE_UPLOAD_MS count as cut off there.
+   */
+  async dropUnsealed(): Promise<number> {
+    const before = this.shared ? new Date(Date.now() - STALE_UPLOAD_MS).toISOString() : "9999";
+    const ids = await this.db.all<{ id: string }>(this.q.uploading, [before]);
+    for (const { id } of ids) await this.delete(id);
     return ids.length;
   }
 
-  get(id: string): JobRow {
-    const row = this.q.get.get(id);
+  async get(id: string): Promise<JobRow> {
+    const row = await this.find(id);
     if (!row || row.status === "uploading" || row.status === "deleting") throw new JobNotFound(id);
     return row;
   }
 
-  find(id: string): JobRow | undefined {
-    return this.q.get.get(id);
+  async find(id: string): Promise<JobRow | undefined> {
+    return this.db.get<JobRow>(this.q.get, [id]);
   }
 
-  list(limit = 100): JobRow[] {
-    return this.q.list.all(limit);
+  async list(limit = 100): Promise<JobRow[]> {
+    return this.db.all<JobRow>(this.q.list, [limit]);
   }
 
   /** Queued and running jobs, oldest first: what a (re)started server has to finish. */
-  unfinished(): JobRow[] {
-    return this.q.unfinished.all();
+  async unfinished(): Promise<JobRow[]> {
+    return this.db.all<JobRow>(this.q.unfinished);
   }
 
   /** Marks a run of the job starting now (its rate is measured from here). False if it is finished. */
-  start(id: string): boolean {
-    return this.q.start.run(iso(), Date.now(), id).changes > 0;
+  async start(id: string): Promise<boolean> {
+    return (await this.db.run(this.q.start, [iso(), Date.now(), id])) > 0;
+  }
+
+  /**
+   * Takes (or renews) the hold on an unfinished job for `leaseMs`: true when no other replica
+   * holds it, or its holder's lease ran out (it died). Always true on an unshared store (one
+   * process: the job is this one's).
+   */
+  async claim(id: string, owner: string, leaseMs: number): Promise<boolean> {
+    if (!this.shared) return true;
+    const now = Date.now();
+    return (await this.db.run(this.q.claim, [owner, now + leaseMs, id, owner, now])) > 0;
+  }
+
+  /** Gives up the hold (a replica stopping), so another takes the job at once. */
+  async release(id: string, owner: string): Promise<void> {
+    if (this.shared) await this.db.run(this.q.release, [id, owner]);
   }
 
   /** Items at or after `from` that have no result yet, in order. */
-  pending(id: string, from: number, limit: number): PendingItem[] {
-    return this.q.pending.all(id, from, limit);
+  async pending(id: string, from: number, limit: number): Promise<PendingItem[]> {
+    return this.db.all<PendingItem>(this.q.pending, [id, from, limit]);
   }
 
   /** Items with index in [from, to), in order. */
-  items(id: string, from: number, to: number): PendingItem[] {
-    return this.q.items.all(id, from, to);
+  async items(id: string, from: number, to: number): Promise<PendingItem[]> {
+    return this.db.all<PendingItem>(this.q.items, [id, from, to]);
   }
 
   /** How many of the items in [from, to) have a result. */
-  doneIn(id: string, from: number, to: number): number {
-    return this.q.doneIn.get(id, from, to)!.n;
+  async doneIn(id: string, from: number, to: number): Promise<number> {
+    return (await this.db.get<{ n: number }>(this.q.doneIn, [id, from, to]))!.n;
   }
 
   /**
@@ -202,49 +239,60 @@ export class JobStore {
    * by what landed, in one transaction; marks the job done when every item has a result.
    * Returns how many landed. Results for a finished (cancelled) job are dropped.
    */
-  putResults(id: string, results: { idx: number; result: RewardResult }[]): number {
-    return this.db.transaction(() => {
-      const job = this.q.get.get(id);
+  async putResults(id: string, results: { idx: number; result: RewardResult }[]): Promise<number> {
+    return this.db.tx(async (t) => {
+      const job = await t.get<JobRow>(this.q.get, [id]);
       if (!job || FINISHED.includes(job.status) || job.status === "deleting") return 0;
       let landed = 0, ok = 0, error = 0, invalid = 0, sum = 0;
-      for (const { idx, result: r } of results) {
-        if (this.q.putResult.run(id, idx, r.status, r.reward, r.elapsed_ms, JSON.stringify(r)).changes === 0) continue;
+      const count = (status: string, reward: number | null) => {
         landed++;
-        if (r.status === "ok") {
+        if (status === "ok") {
           ok++;
-          sum += r.reward ?? 0;
-        } else if (r.status === "error") error++;
+          sum += reward ?? 0;
+        } else if (status === "error") error++;
         else invalid++;
+      };
+      if (this.pg) {
+        const rs = results.map((x) => x.result);
+        const rows = await t.all<{ status: string; reward: number | null }>(this.q.putResultsPg, [
+          id, results.map((x) => x.idx), rs.map((r) => r.status), rs.map((r) => r.reward), rs.map((r) => r.elapsed_ms), rs.map((r) => JSON.stringify(r)),
+        ]);
+        for (const r of rows) count(r.status, r.reward);
+      } else {
+        for (const { idx, result: r } of results) {
+          if ((await t.run(this.q.putResult, [id, idx, r.status, r.reward, r.elapsed_ms, JSON.stringify(r)])) === 0) continue;
+          count(r.status, r.reward);
+        }
       }
       if (landed) {
-        this.q.bump.run(landed, ok, error, invalid, sum, id);
-        this.q.finishIfDone.run(iso(), id);
+        await t.run(this.q.bump, [landed, ok, error, invalid, sum, id]);
+        await t.run(this.q.finishIfDone, [iso(), id]);
       }
       return landed;
-    })();
+    }, `job:${id}`);
   }
 
   /** Ends a job that has not finished (cancelled, failed). False if it had finished already. */
-  finish(id: string, status: "failed" | "cancelled", error: string | null = null): boolean {
-    return this.q.finish.run(status, error, iso(), id).changes > 0;
+  async finish(id: string, status: "failed" | "cancelled", error: string | null = null): Promise<boolean> {
+    return (await this.db.run(this.q.finish, [status, error, iso(), id])) > 0;
   }
 
   /** Up to `limit` results from index `from` on, in index order (there may be gaps while running). */
-  results(id: string, from: number, limit: number): ResultRow[] {
-    return this.q.results.all(id, from, limit);
+  async results(id: string, from: number, limit: number): Promise<ResultRow[]> {
+    return this.db.all<ResultRow>(this.q.results, [id, from, limit]);
   }
 
   /** Scored rewards in ten bins of width 0.1 over [0, 1] (1 in the last), -1 below 0, 10 above 1. */
-  histogram(id: string): { b: number; n: number }[] {
-    return this.q.histogram.all(id);
+  async histogram(id: string): Promise<{ b: number; n: number }[]> {
+    return this.db.all<{ b: number; n: number }>(this.q.histogram, [id]);
   }
 
-  slowest(id: string, n: number): ResultRow[] {
-    return this.q.slowest.all(id, n);
+  async slowest(id: string, n: number): Promise<ResultRow[]> {
+    return this.db.all<ResultRow>(this.q.slowest, [id, n]);
   }
 
   /** Per group (first seen first): items, scored items, items with reward >= threshold, reward sum. */
-  groups(id: string, threshold: number) {
-    return this.q.groups.all(threshold, id);
+  async groups(id: string, threshold: number) {
+    return this.db.all<{ grp: string; n: number; scored: number; passed: number; reward_sum: number; first: number }>(this.q.groups, [threshold, id]);
   }
 }

@@ -1,5 +1,5 @@
 /** Judge verdicts by (model, prompt template version, inputs): re-scoring the same item costs no call. */
-import type { DB } from "./db.js";
+import type { Sql } from "./sql.js";
 
 export interface CachedVerdict {
   value: unknown;
@@ -8,26 +8,22 @@ export interface CachedVerdict {
 }
 
 export class JudgeCache {
-  private readonly getQ;
-  private readonly putQ;
-  private readonly countQ;
+  constructor(private readonly db: Sql) {}
 
-  constructor(db: DB) {
-    this.getQ = db.prepare<[string], { verdict: string }>("SELECT verdict FROM judge_cache WHERE key = ?");
-    this.putQ = db.prepare("INSERT OR REPLACE INTO judge_cache (key, model, template, verdict, created_at) VALUES (?, ?, ?, ?, ?)");
-    this.countQ = db.prepare<[], { n: number }>("SELECT count(*) AS n FROM judge_cache");
-  }
-
-  get(key: string): CachedVerdict | undefined {
-    const row = this.getQ.get(key);
+  async get(key: string): Promise<CachedVerdict | undefined> {
+    const row = await this.db.get<{ verdict: string }>("SELECT verdict FROM judge_cache WHERE key = ?", [key]);
     return row ? (JSON.parse(row.verdict) as CachedVerdict) : undefined;
   }
 
-  put(key: string, model: string, template: string, verdict: CachedVerdict): void {
-    this.putQ.run(key, model, template, JSON.stringify(verdict), new Date().toISOString());
+  async put(key: string, model: string, template: string, verdict: CachedVerdict): Promise<void> {
+    await this.db.run(
+      `INSERT INTO judge_cache (key, model, template, verdict, created_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT(key) DO UPDATE SET model = excluded.model, template = excluded.template, verdict = excluded.verdict, created_at = excluded.created_at`,
+      [key, model, template, JSON.stringify(verdict), new Date().toISOString()],
+    );
   }
 
-  size(): number {
-    return this.countQ.get()!.n;
+  async size(): Promise<number> {
+    return (await this.db.get<{ n: number }>("SELECT count(*) AS n FROM judge_cache"))!.n;
   }
 }

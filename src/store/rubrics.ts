@@ -4,7 +4,7 @@
  * A deleted rubric is gone for lookups (latest and pinned alike); creating it again continues its
  * version numbers, so a number never names two different contents.
  */
-import type { DB } from "./db.js";
+import type { Sql } from "./sql.js";
 import type { Wire } from "../core/types.js";
 import { contentOf, rubricProblem, type Rubric, type RubricContent } from "./rubric.js";
 
@@ -36,76 +36,77 @@ export const EXPORT_FORMAT = "assay.rubrics/1";
 
 interface Row { id: string; version: number; content: string; created_at: string }
 
-export class RubricStore {
-  private readonly q;
-
-  constructor(private readonly db: DB) {
-    this.q = {
-      head: db.prepare<[string], { latest: number; deleted: number }>("SELECT latest, deleted FROM rubric WHERE id = ?"),
-      version: db.prepare<[string, number], Row>("SELECT id, version, content, created_at FROM rubric_version WHERE id = ? AND version = ?"),
-      versions: db.prepare<[string], Row>("SELECT id, version, content, created_at FROM rubric_version WHERE id = ? ORDER BY version"),
-      list: db.prepare<[], Row>(
-        `SELECT v.id, v.version, v.content, v.created_at FROM rubric r JOIN rubric_version v ON v.id = r.id AND v.version = r.latest
+type Head = { latest: number; deleted: number };
+const Q = {
+  head: "SELECT latest, deleted FROM rubric WHERE id = ?",
+  version: "SELECT id, version, content, created_at FROM rubric_version WHERE id = ? AND version = ?",
+  versions: "SELECT id, version, content, created_at FROM rubric_version WHERE id = ? ORDER BY version",
+  list: `SELECT v.id, v.version, v.content, v.created_at FROM rubric r JOIN rubric_version v ON v.id = r.id AND v.version = r.latest
          WHERE r.deleted = 0 ORDER BY r.id`,
-      ),
-      insertHead: db.prepare("INSERT INTO rubric (id, latest, deleted) VALUES (?, ?, 0) ON CONFLICT(id) DO UPDATE SET latest = excluded.latest, deleted = 0"),
-      insertVersion: db.prepare("INSERT INTO rubric_version (id, version, content, created_at) VALUES (?, ?, ?, ?)"),
-      delete: db.prepare("UPDATE rubric SET deleted = 1 WHERE id = ? AND deleted = 0"),
-    };
-  }
+  insertHead: "INSERT INTO rubric (id, latest, deleted) VALUES (?, ?, 0) ON CONFLICT(id) DO UPDATE SET latest = excluded.latest, deleted = 0",
+  insertVersion: "INSERT INTO rubric_version (id, version, content, created_at) VALUES (?, ?, ?, ?)",
+  delete: "UPDATE rubric SET deleted = 1 WHERE id = ? AND deleted = 0",
+};
+/** The advisory lock (PostgreSQL) a write to rubric `id` holds: replicas writing one rubric take turns. */
+const lockOf = (id: string) => `rubric:${id}`;
+
+export class RubricStore {
+  constructor(private readonly db: Sql) {}
 
   /** Latest versions of all live rubrics, by id. */
-  list(): Rubric[] {
-    return this.q.list.all().map(toRubric);
+  async list(): Promise<Rubric[]> {
+    return (await this.db.all<Row>(Q.list)).map(toRubric);
   }
 
   /** The latest version, or the given one. Throws RubricNotFound. */
-  get(id: string, version?: number): Rubric {
-    const head = this.q.head.get(id);
+  async get(id: string, version?: number, db: Sql = this.db): Promise<Rubric> {
+    const head = await db.get<Head>(Q.head, [id]);
     if (!head || head.deleted) throw new RubricNotFound(id);
-    const row = this.q.version.get(id, version ?? head.latest);
+    const row = await db.get<Row>(Q.version, [id, version ?? head.latest]);
     if (!row) throw new RubricNotFound(id, version);
     return toRubric(row);
   }
 
-  versions(id: string): Rubric[] {
-    const head = this.q.head.get(id);
+  async versions(id: string): Promise<Rubric[]> {
+    const head = await this.db.get<Head>(Q.head, [id]);
     if (!head || head.deleted) throw new RubricNotFound(id);
-    return this.q.versions.all(id).map(toRubric);
+    return (await this.db.all<Row>(Q.versions, [id])).map(toRubric);
   }
 
   /** POST: a new rubric. Throws RubricExists when a live one has that id. */
-  create(id: string, content: RubricContent): Rubric {
-    return this.db.transaction(() => {
-      const head = this.q.head.get(id);
+  async create(id: string, content: RubricContent): Promise<Rubric> {
+    return this.db.tx(async (t) => {
+      const head = await t.get<Head>(Q.head, [id]);
       if (head && !head.deleted) throw new RubricExists(id);
-      return this.append(id, content, head?.latest ?? 0);
-    })();
+      return this.append(t, id, content, head?.latest ?? 0);
+    }, lockOf(id));
   }
 
   /**
    * PUT: a new version when the content differs from the latest (or the rubric does not exist or
    * was deleted). `created` says whether a version was written.
    */
-  save(id: string, content: RubricContent): { rubric: Rubric; created: boolean } {
-    return this.db.transaction(() => {
-      const head = this.q.head.get(id);
+  async save(id: string, content: RubricContent, db: Sql = this.db): Promise<{ rubric: Rubric; created: boolean }> {
+    return db.tx(async (t) => {
+      const head = await t.get<Head>(Q.head, [id]);
       if (head && !head.deleted) {
-        const latest = this.q.version.get(id, head.latest)!;
+        const latest = (await t.get<Row>(Q.version, [id, head.latest]))!;
         if (latest.content === JSON.stringify(contentOf(content))) return { rubric: toRubric(latest), created: false };
       }
-      return { rubric: this.append(id, content, head?.latest ?? 0), created: true };
-    })();
+      return { rubric: await this.append(t, id, content, head?.latest ?? 0), created: true };
+    }, lockOf(id));
   }
 
   /** Throws RubricNotFound when there is no live rubric with that id. */
-  delete(id: string): void {
-    if (this.q.delete.run(id).changes === 0) throw new RubricNotFound(id);
+  async delete(id: string): Promise<void> {
+    if ((await this.db.run(Q.delete, [id])) === 0) throw new RubricNotFound(id);
   }
 
-  export(ids?: string[]): RubricExport {
-    const chosen = ids ?? this.list().map((r) => r.id);
-    return { format: EXPORT_FORMAT, rubrics: chosen.map((id) => ({ id, versions: this.versions(id) })) };
+  async export(ids?: string[]): Promise<RubricExport> {
+    const chosen = ids ?? (await this.list()).map((r) => r.id);
+    const rubrics = [];
+    for (const id of chosen) rubrics.push({ id, versions: await this.versions(id) });
+    return { format: EXPORT_FORMAT, rubrics };
   }
 
   /**
@@ -114,31 +115,33 @@ export class RubricStore {
    * content, as PUT does (nothing when equal), so importing twice adds nothing. All or nothing:
    * one bad rubric imports none.
    */
-  import(doc: RubricExport): { id: string; version: number; added: number }[] {
-    return this.db.transaction(() =>
-      doc.rubrics.map(({ id, versions }) => {
-        const head = this.q.head.get(id);
+  async import(doc: RubricExport): Promise<{ id: string; version: number; added: number }[]> {
+    return this.db.tx(async (t) => {
+      const out = [];
+      for (const { id, versions } of doc.rubrics) {
+        const head = await t.get<Head>(Q.head, [id]);
         const apply = head && !head.deleted ? versions.slice(-1) : versions;
         let added = 0;
         let last: Rubric | undefined;
         for (const v of apply) {
-          const r = this.save(id, v);
+          const r = await this.save(id, v, t);
           if (r.created) added++;
           last = r.rubric;
         }
-        return { id, version: last!.version, added };
-      }),
-    )();
+        out.push({ id, version: last!.version, added });
+      }
+      return out;
+    });
   }
 
-  private append(id: string, content: RubricContent, after: number): Rubric {
+  private async append(t: Sql, id: string, content: RubricContent, after: number): Promise<Rubric> {
     const problem = rubricProblem(content);
     if (problem) throw new RubricInvalid(problem);
     const version = after + 1;
     const created_at = new Date().toISOString();
-    this.q.insertVersion.run(id, version, JSON.stringify(contentOf(content)), created_at);
-    this.q.insertHead.run(id, version);
-    return this.get(id, version);
+    await t.run(Q.insertVersion, [id, version, JSON.stringify(contentOf(content)), created_at]);
+    await t.run(Q.insertHead, [id, version]);
+    return this.get(id, version, t);
   }
 }
 

@@ -4,7 +4,7 @@
  * version, a deleted name is gone for lookups and re-creating it continues its numbers (a
  * number never names two contents). Presets and custom verifiers are kept this way.
  */
-import type { DB } from "./db.js";
+import type { Sql } from "./sql.js";
 
 export class NotFound extends Error {
   constructor(readonly kind: string, readonly what: string, readonly version?: number) {
@@ -30,64 +30,62 @@ export class VersionedStore<C extends object> {
    * `table` names the two tables (`<table>`, `<table>_version`; see db.ts). `canonical` gives
    * the content in a fixed key order (what versions are compared on) or throws Invalid.
    */
-  constructor(private readonly db: DB, table: string, readonly kind: string, private readonly canonical: (c: C) => C) {
+  constructor(private readonly db: Sql, private readonly table: string, readonly kind: string, private readonly canonical: (c: C) => C) {
     this.q = {
-      head: db.prepare<[string], { latest: number; deleted: number }>(`SELECT latest, deleted FROM ${table} WHERE id = ?`),
-      version: db.prepare<[string, number], Row>(`SELECT id, version, content, created_at FROM ${table}_version WHERE id = ? AND version = ?`),
-      versions: db.prepare<[string], Row>(`SELECT id, version, content, created_at FROM ${table}_version WHERE id = ? ORDER BY version`),
-      list: db.prepare<[], Row>(
-        `SELECT v.id, v.version, v.content, v.created_at FROM ${table} r JOIN ${table}_version v ON v.id = r.id AND v.version = r.latest WHERE r.deleted = 0 ORDER BY r.id`,
-      ),
-      insertHead: db.prepare(`INSERT INTO ${table} (id, latest, deleted) VALUES (?, ?, 0) ON CONFLICT(id) DO UPDATE SET latest = excluded.latest, deleted = 0`),
-      insertVersion: db.prepare(`INSERT INTO ${table}_version (id, version, content, created_at) VALUES (?, ?, ?, ?)`),
-      delete: db.prepare(`UPDATE ${table} SET deleted = 1 WHERE id = ? AND deleted = 0`),
+      head: `SELECT latest, deleted FROM ${table} WHERE id = ?`,
+      version: `SELECT id, version, content, created_at FROM ${table}_version WHERE id = ? AND version = ?`,
+      versions: `SELECT id, version, content, created_at FROM ${table}_version WHERE id = ? ORDER BY version`,
+      list: `SELECT v.id, v.version, v.content, v.created_at FROM ${table} r JOIN ${table}_version v ON v.id = r.id AND v.version = r.latest WHERE r.deleted = 0 ORDER BY r.id`,
+      insertHead: `INSERT INTO ${table} (id, latest, deleted) VALUES (?, ?, 0) ON CONFLICT(id) DO UPDATE SET latest = excluded.latest, deleted = 0`,
+      insertVersion: `INSERT INTO ${table}_version (id, version, content, created_at) VALUES (?, ?, ?, ?)`,
+      delete: `UPDATE ${table} SET deleted = 1 WHERE id = ? AND deleted = 0`,
     };
   }
 
-  list(): Stored<C>[] {
-    return this.q.list.all().map((r) => this.toStored(r));
+  async list(): Promise<Stored<C>[]> {
+    return (await this.db.all<Row>(this.q.list)).map((r) => this.toStored(r));
   }
 
   /** The latest version, or the given one. Throws NotFound. */
-  get(name: string, version?: number): Stored<C> {
-    const head = this.q.head.get(name);
+  async get(name: string, version?: number, db: Sql = this.db): Promise<Stored<C>> {
+    const head = await db.get<{ latest: number; deleted: number }>(this.q.head, [name]);
     if (!head || head.deleted) throw new NotFound(this.kind, name);
-    const row = this.q.version.get(name, version ?? head.latest);
+    const row = await db.get<Row>(this.q.version, [name, version ?? head.latest]);
     if (!row) throw new NotFound(this.kind, name, version);
     return this.toStored(row);
   }
 
   /** The latest version's number (a cheap lookup for callers that cache versions, which never change). Throws NotFound. */
-  latest(name: string): number {
-    const head = this.q.head.get(name);
+  async latest(name: string): Promise<number> {
+    const head = await this.db.get<{ latest: number; deleted: number }>(this.q.head, [name]);
     if (!head || head.deleted) throw new NotFound(this.kind, name);
     return head.latest;
   }
 
-  versions(name: string): Stored<C>[] {
-    const head = this.q.head.get(name);
+  async versions(name: string): Promise<Stored<C>[]> {
+    const head = await this.db.get<{ latest: number; deleted: number }>(this.q.head, [name]);
     if (!head || head.deleted) throw new NotFound(this.kind, name);
-    return this.q.versions.all(name).map((r) => this.toStored(r));
+    return (await this.db.all<Row>(this.q.versions, [name])).map((r) => this.toStored(r));
   }
 
   /** A new version when the content differs from the latest (or there is none). */
-  save(name: string, content: C): { doc: Stored<C>; created: boolean } {
+  async save(name: string, content: C): Promise<{ doc: Stored<C>; created: boolean }> {
     const text = JSON.stringify(this.canonical(content));
-    return this.db.transaction(() => {
-      const head = this.q.head.get(name);
+    return this.db.tx(async (t) => {
+      const head = await t.get<{ latest: number; deleted: number }>(this.q.head, [name]);
       if (head && !head.deleted) {
-        const latest = this.q.version.get(name, head.latest)!;
+        const latest = (await t.get<Row>(this.q.version, [name, head.latest]))!;
         if (latest.content === text) return { doc: this.toStored(latest), created: false };
       }
       const version = (head?.latest ?? 0) + 1;
-      this.q.insertVersion.run(name, version, text, new Date().toISOString());
-      this.q.insertHead.run(name, version);
-      return { doc: this.get(name, version), created: true };
-    })();
+      await t.run(this.q.insertVersion, [name, version, text, new Date().toISOString()]);
+      await t.run(this.q.insertHead, [name, version]);
+      return { doc: await this.get(name, version, t), created: true };
+    }, `${this.table}:${name}`);
   }
 
-  delete(name: string): void {
-    if (this.q.delete.run(name).changes === 0) throw new NotFound(this.kind, name);
+  async delete(name: string): Promise<void> {
+    if ((await this.db.run(this.q.delete, [name])) === 0) throw new NotFound(this.kind, name);
   }
 
   private toStored(row: Row): Stored<C> {

@@ -21,7 +21,7 @@ export const preset = defineVerifier({
     const { name, version } = storedName(item.verifier);
     let stored;
     try {
-      stored = (await ctx.services.store()).presets.get(name, version);
+      stored = await (await ctx.services.store()).presets.get(name, version);
     } catch (err) {
       if (err instanceof NotFound) throw new InvalidItemError(`${err.message}; GET /presets lists them`, "verifier");
       throw new MachineryError(`preset store: ${(err as Error).message}`);

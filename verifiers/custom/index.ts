@@ -44,14 +44,14 @@ export const custom = defineVerifier({
     let doc: { version: number; compiled: string; hash: string };
     try {
       const store = (await ctx.services.store()).customVerifiers;
-      const latest = store.latest(name); // also: a deleted verifier is gone, pinned versions too
+      const latest = await store.latest(name); // also: a deleted verifier is gone, pinned versions too
       const v = version ?? latest;
       const key = `${name}@${v}`;
       let cache = compiledByStore.get(store);
       if (!cache) compiledByStore.set(store, (cache = new Map()));
       let hit = cache.get(key);
       if (hit === undefined) {
-        const body = store.get(name, v).compiled;
+        const body = (await store.get(name, v)).compiled;
         hit = { body, hash: createHash("sha256").update(body).digest("hex").slice(0, 16) };
         if (cache.size >= COMPILED_MAX) cache.delete(cache.keys().next().value!);
         cache.set(key, hit);

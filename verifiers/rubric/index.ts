@@ -118,7 +118,7 @@ export const rubric = defineVerifier({
 async function resolveRubric(ref: Static<typeof Reference>, services: Services): Promise<{ criteria: Criterion[]; details: Record<string, unknown> }> {
   if ("rubric_id" in ref) {
     try {
-      const r = (await services.store()).rubrics.get(ref.rubric_id, ref.version);
+      const r = await (await services.store()).rubrics.get(ref.rubric_id, ref.version);
       return { criteria: r.criteria, details: { rubric: { id: r.id, version: r.version } } };
     } catch (err) {
       if (err instanceof RubricNotFound) throw new InvalidItemError(`reference: ${err.message}; see GET /rubrics`, "reference.rubric_id");

@@ -184,7 +184,7 @@ export function jobRoutes({ runtime, body }: RouteDeps): Router {
     const raw = req.query.limit;
     const limit = raw === undefined ? 100 : Number(raw);
     if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new HttpError(400, "query parameter limit must be an integer from 1 to 10000", "limit");
-    res.json({ jobs: (await jobs()).list(limit) });
+    res.json({ jobs: await (await jobs()).list(limit) });
   });
 
   r.get("/jobs/:id", async (req, res) => {
@@ -192,7 +192,7 @@ export function jobRoutes({ runtime, body }: RouteDeps): Router {
     const s = req.query.summary;
     if (s !== undefined && s !== "true" && s !== "false") throw new HttpError(400, "query parameter summary must be true or false", "summary");
     try {
-      res.json(service.get(jobId(req), s === undefined ? "finished" : s === "true"));
+      res.json(await service.get(jobId(req), s === undefined ? "finished" : s === "true"));
     } catch (err) {
       throw asHttp(err);
     }
@@ -226,7 +226,7 @@ export function jobRoutes({ runtime, body }: RouteDeps): Router {
     const follow = f === undefined || f === "true" || f === "1";
     const id = jobId(req);
     try {
-      service.get(id, false);
+      await service.get(id, false);
     } catch (err) {
       throw asHttp(err);
     }

@@ -18,9 +18,9 @@ function idOf(req: Request): string {
 }
 
 /** Store errors as HTTP errors; anything else is rethrown (a 500). */
-function mapped<T>(fn: () => T): T {
+async function mapped<T>(fn: () => Promise<T>): Promise<T> {
   try {
-    return fn();
+    return await fn();
   } catch (err) {
     if (err instanceof RubricNotFound) throw new HttpError(404, `${err.message}; GET /rubrics lists them`);
     if (err instanceof RubricExists) throw new HttpError(409, err.message, "id");
@@ -39,24 +39,24 @@ export function rubricRoutes({ runtime, body }: RouteDeps): Router {
 
   r.get("/rubrics", async (_req, res) => {
     const store = await rubrics();
-    res.json({ rubrics: mapped(() => store.list()) });
+    res.json({ rubrics: await mapped(() => store.list()) });
   });
 
   r.post("/rubrics", body("RubricInput"), async (req, res) => {
     const input = req.body as Wire["RubricInput"];
     const store = await rubrics();
-    res.status(201).json(mapped(() => store.create(input.id ?? randomUUID(), contentOfBody(input))));
+    res.status(201).json(await mapped(() => store.create(input.id ?? randomUUID(), contentOfBody(input))));
   });
 
   r.post("/rubrics/import", body("RubricExport"), async (req, res) => {
     const store = await rubrics();
-    res.json({ imported: mapped(() => store.import(req.body as RubricExport)) });
+    res.json({ imported: await mapped(() => store.import(req.body as RubricExport)) });
   });
 
   r.get("/rubrics/:id", async (req, res) => {
     const id = idOf(req);
     const store = await rubrics();
-    res.json(mapped(() => store.get(id)));
+    res.json(await mapped(() => store.get(id)));
   });
 
   r.put("/rubrics/:id", body("RubricInput"), async (req, res) => {
@@ -66,21 +66,21 @@ export function rubricRoutes({ runtime, body }: RouteDeps): Router {
       throw new HttpError(400, `request body's id ${JSON.stringify(input.id)} differs from the path's ${JSON.stringify(id)}; drop it or make them agree`, "id");
     }
     const store = await rubrics();
-    const { rubric, created } = mapped(() => store.save(id, contentOfBody(input)));
+    const { rubric, created } = await mapped(() => store.save(id, contentOfBody(input)));
     res.status(created ? 201 : 200).json(rubric);
   });
 
   r.delete("/rubrics/:id", async (req, res) => {
     const id = idOf(req);
     const store = await rubrics();
-    mapped(() => store.delete(id));
+    await mapped(() => store.delete(id));
     res.status(204).end();
   });
 
   r.get("/rubrics/:id/versions", async (req, res) => {
     const id = idOf(req);
     const store = await rubrics();
-    res.json({ versions: mapped(() => store.versions(id)) });
+    res.json({ versions: await mapped(() => store.versions(id)) });
   });
 
   r.get("/rubrics/:id/versions/:version", async (req, res) => {
@@ -90,13 +90,13 @@ export function rubricRoutes({ runtime, body }: RouteDeps): Router {
       throw new HttpError(400, `version ${JSON.stringify(String(req.params.version).slice(0, 50))} must be an integer >= 1`, "version");
     }
     const store = await rubrics();
-    res.json(mapped(() => store.get(id, v)));
+    res.json(await mapped(() => store.get(id, v)));
   });
 
   r.get("/rubrics/:id/export", async (req, res) => {
     const id = idOf(req);
     const store = await rubrics();
-    res.json(mapped(() => store.export([id])));
+    res.json(await mapped(() => store.export([id])));
   });
 
   return r;

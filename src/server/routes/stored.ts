@@ -23,9 +23,9 @@ function versionOf(req: Request): number {
   return Number(raw);
 }
 
-function mapped<T>(fn: () => T, list: string): T {
+async function mapped<T>(fn: () => Promise<T>, list: string): Promise<T> {
   try {
-    return fn();
+    return await fn();
   } catch (err) {
     if (err instanceof NotFound) throw new HttpError(404, `${err.message}; GET ${list} lists them`);
     if (err instanceof Invalid) throw new HttpError(400, `request ${err.message}`, fieldOf(err.message));
@@ -38,29 +38,29 @@ function mapped<T>(fn: () => T, list: string): T {
 function readRoutes(r: Router, base: string, listKey: string, store: () => Promise<VersionedStore<any>>): void {
   r.get(base, async (_req, res) => {
     const s = await store();
-    res.json({ [listKey]: s.list() });
+    res.json({ [listKey]: await s.list() });
   });
   r.get(`${base}/:name`, async (req, res) => {
     const name = nameOf(req);
     const s = await store();
-    res.json(mapped(() => s.get(name), base));
+    res.json(await mapped(() => s.get(name), base));
   });
   r.delete(`${base}/:name`, async (req, res) => {
     const name = nameOf(req);
     const s = await store();
-    mapped(() => s.delete(name), base);
+    await mapped(() => s.delete(name), base);
     res.status(204).end();
   });
   r.get(`${base}/:name/versions`, async (req, res) => {
     const name = nameOf(req);
     const s = await store();
-    res.json({ versions: mapped(() => s.versions(name), base) });
+    res.json({ versions: await mapped(() => s.versions(name), base) });
   });
   r.get(`${base}/:name/versions/:version`, async (req, res) => {
     const name = nameOf(req);
     const v = versionOf(req);
     const s = await store();
-    res.json(mapped(() => s.get(name, v), base));
+    res.json(await mapped(() => s.get(name, v), base));
   });
 }
 
@@ -71,7 +71,7 @@ export function storedRoutes({ runtime, body }: RouteDeps): Router {
   r.post("/presets", body("PresetInput"), async (req, res) => {
     const { name, ...content } = req.body as Wire["PresetInput"];
     const s = (await store()).presets;
-    const { doc, created } = mapped(() => s.save(name, content), "/presets");
+    const { doc, created } = await mapped(() => s.save(name, content), "/presets");
     res.status(created ? 201 : 200).json(doc);
   });
   readRoutes(r, "/presets", "presets", async () => (await store()).presets);
@@ -88,7 +88,7 @@ export function storedRoutes({ runtime, body }: RouteDeps): Router {
       throw err;
     }
     const s = (await store()).customVerifiers;
-    const { doc, created } = mapped(() => s.save(name, content), "/verifiers/custom");
+    const { doc, created } = await mapped(() => s.save(name, content), "/verifiers/custom");
     res.status(created ? 201 : 200).json(doc);
   });
   readRoutes(r, "/verifiers/custom", "verifiers", async () => (await store()).customVerifiers);
