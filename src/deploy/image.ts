@@ -171,7 +171,9 @@ export async function buildServerImage(c: ImageConfig, log: Log, opts: ServerIma
   try {
     writeFileSync(join(stage, "Dockerfile"), readFileSync(DOCKERFILE));
     await place(node, join(stage, "node"));
-    mkdirSync(join(stage, "data"));
+    // /data: the SQLite store; /data/shared: where compose mounts the volume every replica shares
+    // (a new volume takes the image's owner there, so the server, not root, can write to it).
+    mkdirSync(join(stage, "data", "shared"), { recursive: true });
     for (const p of shippedPaths(root)) if (existsSync(join(root, p))) await place(join(root, p), join(stage, "app", p));
     // node_modules may be a link to another checkout's: read the packages where they are.
     const modules = realpathSync(join(root, "node_modules"));
