@@ -20,15 +20,41 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { createServer as netServer, type AddressInfo } from "node:net";
-import { existsSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parse, stringify } from "yaml";
 import { buildDeployImages, buildServerImage } from "../src/deploy/image.js";
 import { PACKAGE_ROOT } from "../sandbox/paths.js";
-import { loadConfig } from "../src/core/config.js";
+import { loadConfig, settingsList } from "../src/core/config.js";
 import { IN_CI } from "./sandboxes.js";
 import { startJudgeFixture } from "./fixtures/judge-server.js";
 
-const COMPOSE_FILE = join(PACKAGE_ROOT, "deploy", "compose.yaml");
+const DEPLOY = join(PACKAGE_ROOT, "deploy");
+const COMPOSE_FILE = join(DEPLOY, "compose.yaml");
+/**
+ * The shared store (ASSAY_STORE_URL) is another branch's work (issue 33, part A). Where this tree
+ * does not declare it, the cluster runs without it (a server refuses an unknown ASSAY_* name), and
+ * what needs a shared store (a rubric across replicas, a job followed on any replica) is skipped,
+ * saying so; the load balancer, kill and restart parts run either way.
+ */
+const SHARED_STORE = settingsList().some((s) => s.env === "ASSAY_STORE_URL");
+const NO_STORE = SHARED_STORE ? false : "this tree has no ASSAY_STORE_URL setting (the shared store, issue 33 part A): replicas keep their own stores";
+
+/** deploy/compose.yaml as it is, or (no shared store here) without ASSAY_STORE_URL, in a temporary file. */
+function composeFile(dir: string): string {
+  if (SHARED_STORE) return COMPOSE_FILE;
+  const doc = parse(readFileSync(COMPOSE_FILE, "utf8"), { merge: true }) as { services: Record<string, { environment?: Record<string, string>; volumes?: string[] }>; "x-assay"?: unknown };
+  delete doc["x-assay"]; // merged into the services already
+  for (const svc of Object.values(doc.services)) {
+    if (svc.environment) delete svc.environment.ASSAY_STORE_URL;
+    // Its bind mounts are relative to deploy/.
+    if (svc.volumes) svc.volumes = svc.volumes.map((v) => (v.startsWith("./") ? join(DEPLOY, v.slice(2)) : v));
+  }
+  const file = join(dir, "compose.yaml");
+  writeFileSync(file, stringify(doc, { aliasDuplicateObjects: false, version: "1.1" }));
+  return file;
+}
 const DOCKER2 = "/run/assay-docker2.sock";
 const sh = (cmd: string, args: string[], env?: NodeJS.ProcessEnv, timeout = 180_000) =>
   execFileSync(cmd, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout, env: env ?? process.env, maxBuffer: 1 << 26 }).trim();
@@ -86,7 +112,9 @@ test("compose: two replicas behind HAProxy share a store and a queue, and surviv
   const project = `assayct${run}`;
   const lbPort = await freePort();
   const env = { ...process.env, LB_PORT: String(lbPort), DOCKER_GID: String(statSync("/var/run/docker.sock").gid), DOCKER2_SOCK: DOCKER2, SANDBOX_POOL: "1", LOG_LEVEL: "warn" };
-  const compose = (args: string[], timeout = 180_000) => sh("docker-compose", ["-p", project, "-f", COMPOSE_FILE, ...args], env, timeout);
+  const tmp = mkdtempSync(join(tmpdir(), "assay-compose-"));
+  const file = composeFile(tmp);
+  const compose = (args: string[], timeout = 180_000) => sh("docker-compose", ["-p", project, "-f", file, ...args], env, timeout);
   const lb = `http://127.0.0.1:${lbPort}`;
   let judge: Awaited<ReturnType<typeof startJudgeFixture>> | undefined;
   const containerOf = (service: string) => compose(["ps", "-q", service]);
@@ -168,7 +196,7 @@ test("compose: two replicas behind HAProxy share a store and a queue, and surviv
     await sleep(3_000); // both in HAProxy's rotation (2 good checks, 1 s apart)
     t.diagnostic(`cluster up in ${((Date.now() - tUp) / 1000).toFixed(0)} s`);
 
-    await t.test("a rubric created on one replica is used on the other", async () => {
+    await t.test("a rubric created on one replica is used on the other", { skip: NO_STORE }, async () => {
       const a = replicaUrl("assay1");
       const b = replicaUrl("assay2");
       const made = await fetch(`${a}/rubrics`, {
@@ -234,7 +262,7 @@ test("compose: two replicas behind HAProxy share a store and a queue, and surviv
       assert.ok(duringKill > 0, "answers went on while a replica was dead");
     });
 
-    await t.test("a 100k-item job survives SIGKILL of a replica and a worker: every result once, in order", async () => {
+    await t.test("a 100k-item job survives SIGKILL of a replica and a worker: every result once, in order", { skip: NO_STORE }, async () => {
       const total = 100_000;
       const lines: string[] = [];
       for (let i = 0; i < total; i++) lines.push(JSON.stringify({ id: `j${i}`, verifier: "exact", response: String(i % 3), reference: "0" }));
@@ -298,5 +326,6 @@ test("compose: two replicas behind HAProxy share a store and a queue, and surviv
       }
     }
     await judge?.close();
+    rmSync(tmp, { recursive: true, force: true });
   }
 });

@@ -118,14 +118,21 @@ def test_a_replica_killed_mid_run_loses_no_batch(two_servers):
         except BaseException as e:  # noqa: BLE001 - reported below
             errors.append(e)
 
+    def wait_for(n: int, why: str) -> None:
+        # Counted in batches answered, not seconds: a loaded 2-core machine is slow by any clock.
+        until = time.monotonic() + 120
+        while sum(answered) < n and not errors:
+            assert time.monotonic() < until, why
+            time.sleep(0.05)
+
     t = threading.Thread(target=trainer)
     t.start()
-    time.sleep(1.5)
+    wait_for(800, "two batches answered before the kill")
     before = sum(answered)
-    proc_b.send_signal(signal.SIGKILL)
+    proc_b.send_signal(signal.SIGKILL)  # with batches in flight: the trainer never pauses
     proc_b.wait()
     killed_at = time.monotonic()
-    time.sleep(3.0)
+    wait_for(before + 1200, "three more batches answered after it")
     stop.set()
     t.join(60)
     assert not t.is_alive()
