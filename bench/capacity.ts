@@ -9,7 +9,8 @@
  *
  *   npm run build && npx tsx bench/capacity.ts [--items 256] [--families exact,math,sql,code-python,code-cpp,rubric]
  *
- * Items go as `POST /reward/batch` of 64, 4 in flight. The rubric family uses the fixture judge
+ * Items go as `POST /reward/batch` of 64 (deadline 60 s: a loaded machine is slow, and a
+ * deadline-cut item would count CPU for no reward), 4 in flight. The rubric family uses the fixture judge
  * (tests/fixtures/judge-server.ts) on loopback: its figure is Assay's own cost per judged item;
  * a real judge's tokens/s is the limit there (docs/scaling.md).
  */
@@ -93,7 +94,7 @@ async function main() {
   };
   const rows: (string | number)[][] = [["family", "items", "CPU ms/item (server)", "CPU ms/item (sandboxes)", "items/s per core", "wall items/s here"]];
   const post = async (items: Item[]) => {
-    const r = await fetch(`${assay.url}/reward/batch`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ items }) });
+    const r = await fetch(`${assay.url}/reward/batch`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ items, deadline_ms: 60_000 }) });
     const out = (await r.json()) as { results: { status: string; reason: string }[] };
     const bad = out.results.find((x) => x.status !== "ok");
     if (!r.ok || bad) throw new Error(`HTTP ${r.status}: ${bad?.reason ?? JSON.stringify(out).slice(0, 300)}`);
@@ -129,7 +130,7 @@ async function main() {
       for (const [id, v] of containersCpu(sandboxContainers(pid))) if (b0.has(id)) box += v - b0.get(id)!;
       const perItem = (server + box) / N;
       rows.push([fam, N, ((server / N) * 1000).toFixed(2), boxes.length ? ((box / N) * 1000).toFixed(2) : "-", (1 / perItem).toFixed(0), (N / wall).toFixed(0)]);
-      process.stderr.write(`${fam}: done\n`);
+      process.stderr.write(`${rows.at(-1)!.join(" | ")}\n`);
     }
   } finally {
     assay.child.kill("SIGTERM");

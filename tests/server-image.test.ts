@@ -50,6 +50,7 @@ test("the image holds the production dependencies only, and what the npm package
   for (const p of ["vite", "tsx", "supertest", "autocannon"]) assert.ok(!pkgs.includes(`node_modules/${p}`), `${p} is a dev dependency`);
   const shipped = shippedPaths();
   for (const p of ["dist", "openapi.yaml", "sandbox/runner", "sandbox/images", "package-lock.json"]) assert.ok(shipped.includes(p), p);
+  for (const p of ["Dockerfile", "deploy"]) assert.ok(!shipped.includes(p), `${p} builds images; the server does not read it`);
 });
 
 test("the image's tag is a hash of what goes in: a changed shipped file, base or Node changes it", () => {
@@ -80,7 +81,7 @@ test("the server image builds without a registry (cached), serves /reward and ru
   const log: string[] = [];
   const t0 = Date.now();
   const tag = await buildServerImage(c, (l) => log.push(l));
-  t.diagnostic(`build: ${((Date.now() - t0) / 1000).toFixed(0)} s (${log.some((l) => /already built/.test(l)) ? "cached" : "built"}) ${tag}`);
+  t.diagnostic(`build: ${((Date.now() - t0) / 1000).toFixed(0)} s (${log.some((l) => /^server image: .* already built/.test(l)) ? "cached" : "built"}) ${tag}`);
   // Built on the shared base, not a registry image: its first layer is the base's.
   const base = imageTag(loadRecipes().find((r) => r.name === "base")!);
   const layers = (x: string): string[] => JSON.parse(docker("image", "inspect", "--format", "{{json .RootFS.Layers}}", x));
@@ -90,7 +91,7 @@ test("the server image builds without a registry (cached), serves /reward and ru
   const again: string[] = [];
   const t1 = Date.now();
   assert.equal(await buildServerImage(c, (l) => again.push(l)), tag);
-  assert.ok(again.some((l) => /already built/.test(l)), again.join("\n"));
+  assert.ok(again.some((l) => /^server image: .* already built/.test(l)), again.join("\n"));
   assert.ok(Date.now() - t1 < 60_000, "the cached build only hashes the checkout");
 
   const run = `${process.pid}-${Date.now().toString(36)}`;

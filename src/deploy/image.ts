@@ -68,10 +68,13 @@ async function imageExists(tag: string): Promise<boolean> {
   );
 }
 
+/** Shipped for building images, not for serving: kept out of the image (and its hash). */
+const BUILD_ONLY = new Set(["Dockerfile", "deploy"]);
+
 /** What the npm package ships (package.json `files`), which is what the image holds besides node_modules. */
 export function shippedPaths(root = PACKAGE_ROOT): string[] {
   const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { files: string[] };
-  return ["package.json", "package-lock.json", ...pkg.files];
+  return ["package.json", "package-lock.json", ...pkg.files.filter((f) => !BUILD_ONLY.has(f))];
 }
 
 /** The production dependencies: package-lock.json's top-level entries not marked `dev`, that are installed. */
