@@ -7,7 +7,7 @@
  * Also: the memory of one warm sandbox container (cgroup v1 `memory.usage_in_bytes`, idle, after
  * its warm-up), per image.
  *
- *   npm run build && npx tsx bench/capacity.ts [--items 256] [--families exact,math,sql,code-python,code-cpp,rubric]
+ *   npm run build && npx tsx bench/capacity.ts [--scale 1] [--families exact,math,sql,code-python,code-cpp,rubric]
  *
  * Items go as `POST /reward/batch` of 64 (deadline 60 s: a loaded machine is slow, and a
  * deadline-cut item would count CPU for no reward), 4 in flight. The rubric family uses the fixture judge
@@ -24,7 +24,9 @@ import { ordinaryTasks, hardTasks } from "./math-sets.js";
 import { startJudgeFixture } from "../tests/fixtures/judge-server.js";
 
 const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
-const N = Number(arg("--items") ?? 256);
+/** Items per family at --scale 1: enough that the family's own work outweighs the run's fixed costs. */
+const COUNTS: Record<string, number> = { exact: 8192, math: 2048, sql: 1024, "code-python": 256, "code-cpp": 256, rubric: 512 };
+const scale = Number(arg("--scale") ?? 1);
 const families = (arg("--families") ?? "exact,math,sql,code-python,code-cpp,rubric").split(",");
 const CLK_TCK = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout) || 100;
 
@@ -83,7 +85,7 @@ async function main() {
   const judge = await startJudgeFixture();
   const assay = await startAssay({ ASSAY_SANDBOX: "docker", ASSAY_SANDBOX_POOL: "2", ASSAY_WORKERS: "1", ASSAY_SQL_DIR: sqlDir, ASSAY_SQL_WORKERS: "1", ASSAY_DATA_DIR: ":memory:", ASSAY_LOG_LEVEL: "warn" });
   const pid = assay.child.pid!;
-  const math = [...ordinaryTasks(N), ...hardTasks(N)];
+  const math = [...ordinaryTasks(512), ...hardTasks(512)];
   const make: Record<string, (i: number) => Item> = {
     exact: (i) => ({ verifier: "exact", response: String(i % 3), reference: "0" }),
     math: (i) => ({ verifier: "math", ...math[i % math.length] }),
@@ -104,6 +106,7 @@ async function main() {
     for (const fam of families) {
       const gen = make[fam];
       if (!gen) throw new Error(`unknown family ${fam}; known: ${Object.keys(make).join(", ")}`);
+      const N = Math.max(64, Math.round(COUNTS[fam] * scale));
       await post(Array.from({ length: 8 }, (_, i) => gen(i))); // warm-up: pools, images, compile caches
       const boxes = fam.startsWith("code") ? sandboxContainers(pid) : [];
       if (boxes.length) {
