@@ -267,7 +267,7 @@ class _Base:
         replica has not been tried), or AssayError when the retries or the deadline are spent."""
         tried.append(i)
         if attempt >= self.retry.max_retries:
-            raise AssayError(f"no answer from Assay ({self.url}) after {attempt + 1} tries; the last: {why}")
+            raise AssayError(f"cannot reach Assay at {self.url} after {attempt + 1} tries; the last: {why}")
         if self._replicas.healthy_untried(tried):
             return 0.0
         del tried[:]
