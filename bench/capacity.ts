@@ -59,8 +59,9 @@ function treeCpuS(root: number): number {
 
 /** The server's sandbox containers (owner label `<hostname>:<pid>:...`) on the default engine. */
 function sandboxContainers(pid: number): string[] {
-  const ids = execFileSync("docker", ["ps", "-q", "--no-trunc", "--filter", "label=assay.sandbox"], { encoding: "utf8" }).split("\n").filter(Boolean);
-  return ids.filter((id) => execFileSync("docker", ["inspect", "--format", '{{index .Config.Labels "assay.sandbox"}}', id], { encoding: "utf8" }).startsWith(`${hostname()}:${pid}:`));
+  // One listing with the labels: other processes' containers come and go between two commands.
+  const rows = execFileSync("docker", ["ps", "--no-trunc", "--filter", "label=assay.sandbox", "--format", '{{.ID}} {{.Label "assay.sandbox"}}'], { encoding: "utf8" }).split("\n").filter(Boolean);
+  return rows.map((r) => r.split(" ")).filter(([, owner]) => owner?.startsWith(`${hostname()}:${pid}:`)).map(([id]) => id);
 }
 
 function cgroupRead(ctrl: string, id: string, file: string): number {
