@@ -4,6 +4,8 @@
  * machine, what other processes take moves items/s but not the CPU an item costs. Counted: the
  * server process (every thread: HTTP, the math pool) and its child processes (SQLite workers), and
  * for code the sandbox containers' cgroups (the program, its compiler, the in-sandbox runner).
+ * The idle server's own CPU (timers, the pool's upkeep), measured for 5 s before each family, is
+ * taken off: on a loaded machine a cheap family's run is long, and that upkeep would dominate.
  * Also: the memory of one warm sandbox container (cgroup v1 `memory.usage_in_bytes`, idle, after
  * its warm-up), per image.
  *
@@ -103,6 +105,7 @@ async function main() {
     if (!r.ok || bad) throw new Error(`HTTP ${r.status}: ${bad?.reason ?? JSON.stringify(out).slice(0, 300)}`);
   };
   const memory: string[] = [];
+  const idle: string[] = [];
   try {
     for (const fam of families) {
       const gen = make[fam];
@@ -114,6 +117,11 @@ async function main() {
         const mib = boxes.map((id) => cgroupRead("memory", id, "memory.usage_in_bytes") / 2 ** 20);
         memory.push(`${fam}: ${mib.map((m) => m.toFixed(1)).join(", ")} MiB per warm container (idle)`);
       }
+      // What the idle server spends anyway (timers, the sandbox pool's upkeep), per second, over
+      // 5 s: taken off the run's CPU, or a slow run on a loaded machine would charge it to items.
+      const i0 = treeCpuS(pid);
+      await new Promise((r) => setTimeout(r, 5_000));
+      const idlePerS = (treeCpuS(pid) - i0) / 5;
       const c0 = treeCpuS(pid);
       const b0 = containersCpu(boxes);
       const t0 = performance.now();
@@ -128,7 +136,8 @@ async function main() {
         }),
       );
       const wall = (performance.now() - t0) / 1000;
-      const server = treeCpuS(pid) - c0;
+      const server = Math.max(0, treeCpuS(pid) - c0 - idlePerS * wall);
+      idle.push(`${fam}: ${(idlePerS * 1000).toFixed(1)} ms/s`);
       let box = 0;
       // Containers recycled mid-run are missed; those that lived through it are counted.
       for (const [id, v] of containersCpu(sandboxContainers(pid))) if (b0.has(id)) box += v - b0.get(id)!;
@@ -144,6 +153,7 @@ async function main() {
   }
   console.log(table(rows));
   for (const m of memory) console.log(m);
+  console.log(`idle server CPU taken off each run (measured over 5 s before it): ${idle.join(", ")}`);
   console.log(`\n${cpus().length} cores (${cpus()[0].model}), load ${loadavg().map((l) => l.toFixed(1)).join(" ")} during the run`);
 }
 
