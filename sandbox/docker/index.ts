@@ -11,7 +11,7 @@ import type { RunOutcome, RunRequest, Sandbox, SandboxLoad } from "../types.js";
 import { imageTag, recipeFor } from "../images.js";
 import { LANGUAGES, notBuiltReason } from "../languages.js";
 import { jobHardWallMs, limitsOf, makeJob, notStarted, NotStartedError, outcomeOf, preloadWarner, sandboxError, specOf } from "../job.js";
-import { LABEL, withTimeout, type DockerOptions, type Worker } from "./worker.js";
+import { LABEL, withTimeout, processStart, type DockerOptions, type Worker } from "./worker.js";
 import { Pool } from "./pool.js";
 import { connectionOf, Engines } from "./engines.js";
 
@@ -182,21 +182,30 @@ export class DockerSandbox implements Sandbox {
   }
 }
 
+/**
+ * Whether a container labelled `owner` (`<hostname>:<pid>[:<start>]`) was left by an Assay process
+ * of this host that no longer runs: its pid is gone, or is now another process (a different start
+ * time: a restarted container's server is pid 1 again). Another host's containers are never stale here.
+ */
+export function isStale(owner: string, host = hostname()): boolean {
+  const [h, pid, start] = owner.split(":");
+  if (h !== host) return false;
+  try {
+    process.kill(Number(pid), 0);
+  } catch {
+    return true;
+  }
+  return start !== undefined && start !== "" && start !== processStart(Number(pid));
+}
+
 /** Removes containers left by Assay processes on this host that are no longer running. */
 export async function removeStale(docker: Docker): Promise<void> {
   const list = await docker.listContainers({ all: true, filters: { label: [LABEL] } });
   const host = hostname();
   await Promise.all(
     list.map(async (c) => {
-      const owner = c.Labels?.[LABEL] ?? "";
-      const [h, pid] = owner.split(":");
-      if (h !== host) return;
-      try {
-        process.kill(Number(pid), 0);
-        return; // still running
-      } catch {
-        await docker.getContainer(c.Id).remove({ force: true }).catch(() => {});
-      }
+      if (!isStale(c.Labels?.[LABEL] ?? "", host)) return;
+      await docker.getContainer(c.Id).remove({ force: true }).catch(() => {});
     }),
   );
 }

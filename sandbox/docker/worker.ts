@@ -7,6 +7,7 @@ import type { Recipe } from "../images.js";
 import Docker from "dockerode";
 import { PassThrough, type Duplex } from "node:stream";
 import { hostname } from "node:os";
+import { readFileSync } from "node:fs";
 import { runnerSourceText } from "../paths.js";
 import type { RunnerJob } from "../job.js";
 import type { SandboxConfig } from "../../src/core/config.js";
@@ -46,7 +47,23 @@ export function dockerOptions(c: SandboxConfig): DockerOptions {
   };
 }
 
-export const OWNER = `${hostname()}:${process.pid}`;
+/**
+ * When a process started, in clock ticks since boot (/proc/<pid>/stat's 22nd field), or "" where
+ * there is no /proc or no such process. With the pid it names one process across pid reuse: a
+ * server in a container is pid 1 in every life of that container, so the pid alone would make a
+ * restarted replica take its previous life's containers for its own and never remove them.
+ */
+export function processStart(pid: number): string {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? "";
+  } catch {
+    return "";
+  }
+}
+
+/** The owner label of this process's containers: `<hostname>:<pid>:<start>`. */
+export const OWNER = `${hostname()}:${process.pid}:${processStart(process.pid)}`;
 export const LABEL = "assay.sandbox";
 
 interface Pending {

@@ -146,6 +146,24 @@ sandbox
     process.stderr.write(`sandbox build: ${tags.length} image(s) ready in ${((Date.now() - t0) / 1000).toFixed(1)}s\n`);
   });
 
+const image = program.command("image").description("the Assay server's Docker image, built without a registry");
+image
+  .command("build")
+  .description("build assay-server:<hash> (and :latest) on the sandbox images' Debian base with Node from npm (Dockerfile); skipped when this checkout's image exists. Prints the tag")
+  .option("--force", "rebuild even if the image exists", false)
+  .option("--compose", "also build deploy/compose.yaml's load balancer, Redis and PostgreSQL images (Debian packages on the same base)", false)
+  .action(async (opts: { force: boolean; compose: boolean }) => {
+    const { buildServerImage, buildDeployImages } = await import("../deploy/image.js");
+    const { loadConfig } = await import("../core/config.js");
+    const c = loadConfig().sandbox;
+    const log = (line: string) => process.stderr.write(`image build: ${line}\n`);
+    const t0 = Date.now();
+    const tags = [await buildServerImage(c, log, { force: opts.force })];
+    if (opts.compose) tags.push(...(await buildDeployImages(c, log)));
+    log(`${tags.length} image(s) ready in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+    process.stdout.write(tags.join("\n") + "\n");
+  });
+
 program.parseAsync().catch((err) => {
   process.stderr.write(`assay: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);

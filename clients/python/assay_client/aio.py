@@ -31,10 +31,11 @@ import asyncio
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 from .client import (
     RETRY_STATUSES,
+    UNHEALTHY_STATUSES,
     AssayError,
     Item,
     Result,
@@ -43,7 +44,8 @@ from .client import (
     _chunks,
     _decode,
     _error_for,
-    _url_from_env,
+    _Replicas,
+    _urls,
     encode_json,
 )
 
@@ -112,7 +114,7 @@ class AsyncAssay:
 
     def __init__(
         self,
-        url: Optional[str] = None,
+        url: Union[None, str, Sequence[str]] = None,
         api_key: Optional[str] = None,
         timeout: float = 120.0,
         *,
@@ -127,8 +129,11 @@ class AsyncAssay:
             raise ValueError("max_batch, chunk_size and concurrency must each be at least 1")
         if batch_window_ms < 0:
             raise ValueError("batch_window_ms must be 0 or more")
-        # The same URL / key resolution as the blocking client (ASSAY_URL, ASSAY_API_KEY).
-        self.url = _url_from_env(url)
+        # The same URL / key resolution as the blocking client (ASSAY_URL, ASSAY_API_KEY), one
+        # server or several (a list, or comma-separated): health-aware round robin over them.
+        self.urls = _urls(url)
+        self.url = ",".join(self.urls)
+        self._replicas = _Replicas(self.urls)
         self.api_key = api_key if api_key is not None else os.environ.get("ASSAY_API_KEY")
         self.timeout = timeout
         self.batch_window = batch_window_ms / 1000.0
@@ -146,11 +151,12 @@ class AsyncAssay:
 
     # Picklable (Ray actors, multiprocessing): sessions and queues are rebuilt on the other side.
     def __getstate__(self) -> Dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "_states"}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_states", "_replicas")}
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._states = {}
+        self._replicas = _Replicas(self.urls)
 
     # -- the pool ---------------------------------------------------------------------------
     def _state(self) -> _LoopState:
@@ -201,37 +207,53 @@ class AsyncAssay:
         st = self._state()
         body = None if payload is None else encode_json(payload)
         attempt = 0
+        tried: List[int] = []
         while True:
             left = until - time.monotonic()
             if left <= 0:
                 raise AssayDeadlineError(f"no answer from Assay at {self.url}{path} within the deadline "
                                          f"({attempt} tries); pass a longer deadline= or timeout=, or lower the load")
+            i = self._replicas.pick(tried)
+            base = self._replicas.urls[i]
             retry_after = None
             try:
                 async with st.gate:
                     self.requests[path] = self.requests.get(path, 0) + 1
-                    async with st.session.request(method, self.url + path, data=body,
+                    async with st.session.request(method, base + path, data=body,
                                                   timeout=aiohttp.ClientTimeout(total=left)) as resp:
                         status = resp.status
                         data = await resp.read()
                         retry_after = resp.headers.get("Retry-After")
             except asyncio.TimeoutError as e:
-                raise AssayDeadlineError(f"no answer from Assay at {self.url}{path} within the deadline; "
+                raise AssayDeadlineError(f"no answer from Assay at {base}{path} within the deadline; "
                                          "pass a longer deadline= or timeout=, or lower the load") from e
             except aiohttp.ClientError as e:
+                self._replicas.failed(i)
                 if attempt >= self.retry.max_retries:
                     raise AssayError(f"cannot reach Assay at {self.url} after {attempt + 1} tries: {e}") from e
-                await self._wait(self.retry.delay(attempt), until, path, f"connection error {e}")
+                await self._next_try(tried, i, self.retry.delay(attempt), until, path, f"connection error {e}")
                 attempt += 1
                 continue
+            if status in UNHEALTHY_STATUSES:
+                self._replicas.failed(i)
+            else:
+                self._replicas.ok(i)
             if status in RETRY_STATUSES and attempt < self.retry.max_retries:
-                await self._wait(self.retry.delay(attempt, retry_after), until, path, f"HTTP {status}")
+                await self._next_try(tried, i, self.retry.delay(attempt, retry_after), until, path, f"HTTP {status}")
                 attempt += 1
                 continue
             decoded = _decode(status, data)
             if status >= 400:
                 raise _error_for(status, decoded)
             return decoded
+
+    async def _next_try(self, tried: List[int], i: int, delay: float, until: float, path: str, why: str) -> None:
+        """After a failed try on replica i: at once on another healthy replica not yet tried, else after `delay`."""
+        tried.append(i)
+        if self._replicas.healthy_untried(tried):
+            return
+        del tried[:]
+        await self._wait(delay, until, path, why)
 
     async def _wait(self, delay: float, until: float, path: str, why: str) -> None:
         if time.monotonic() + delay > until:

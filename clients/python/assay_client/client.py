@@ -5,6 +5,14 @@ concurrently, retries a chunk on connection errors, 429 (honouring Retry-After) 
 exponential backoff, and returns one reward per item in input order: a number, or None where
 the server answered `reward: null` (the item could not be scored; trainers mask it).
 `AsyncAssayClient` has the same methods as coroutines.
+
+Several servers (replicas behind no load balancer, or beside one): pass a list of URLs, or a
+comma-separated string (`ASSAY_URL=http://a:8787,http://b:8787`). Requests go round robin over the
+replicas that are healthy; one that fails to connect or answers 502/503/504 sits out a cool-down
+(1 s, doubling with each failure in a row, at most 30 s) and its request goes at once to the next
+replica. Every request this client sends is idempotent (scoring changes nothing on the server), so
+a batch cut off on one replica is sent whole to another. `deadline=` (seconds, per call) bounds all
+tries together: the trainer's step deadline, past which AssayError is raised instead of waiting.
 """
 from __future__ import annotations
 
@@ -17,7 +25,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 from urllib.parse import urlsplit
 
 DEFAULT_URL = "http://127.0.0.1:8787"
@@ -125,6 +133,66 @@ def _url_from_env(url: Optional[str]) -> str:
     return (url or os.environ.get("ASSAY_URL") or DEFAULT_URL).rstrip("/")
 
 
+def _urls(url: Union[None, str, Sequence[str]]) -> List[str]:
+    """The servers: a list of URLs, or one string of comma-separated ones (default ASSAY_URL)."""
+    raw = [url] if url is None or isinstance(url, str) else list(url)
+    out = [u.strip().rstrip("/") for x in raw for u in _url_from_env(x).split(",") if u.strip()]
+    if not out:
+        raise ValueError("no Assay URL given: pass url= (one, a list, or comma-separated), or set ASSAY_URL")
+    return out
+
+
+class _Replicas:
+    """Health-aware round robin over one or more servers, shared by every thread of a client.
+
+    `pick` gives the next replica in turn that is not cooling down (and not already tried for
+    this request); when every one is, the one that comes back first. `failed` puts a replica in a
+    cool-down of `cooldown * 2**(failures in a row - 1)` seconds (at most `max_cooldown`); `ok`
+    ends it."""
+
+    def __init__(self, urls: Sequence[str], cooldown: float = 1.0, max_cooldown: float = 30.0):
+        self.urls = list(urls)
+        self.cooldown = cooldown
+        self.max_cooldown = max_cooldown
+        self._lock = threading.Lock()
+        self._next = 0
+        self._down_until = [0.0] * len(self.urls)
+        self._failures = [0] * len(self.urls)
+
+    def pick(self, avoid: Sequence[int] = ()) -> int:
+        n = len(self.urls)
+        with self._lock:
+            start = self._next
+            self._next = (self._next + 1) % n
+            order = [(start + k) % n for k in range(n)]
+            now = time.monotonic()
+            fresh = [i for i in order if i not in avoid] or order
+            healthy = [i for i in fresh if self._down_until[i] <= now]
+            return healthy[0] if healthy else min(fresh, key=lambda i: self._down_until[i])
+
+    def healthy_untried(self, tried: Sequence[int]) -> bool:
+        now = time.monotonic()
+        with self._lock:
+            return any(i not in tried and self._down_until[i] <= now for i in range(len(self.urls)))
+
+    def failed(self, i: int) -> None:
+        with self._lock:
+            self._failures[i] += 1
+            wait = min(self.max_cooldown, self.cooldown * (2 ** (self._failures[i] - 1)))
+            self._down_until[i] = time.monotonic() + wait
+
+    def ok(self, i: int) -> None:
+        with self._lock:
+            self._failures[i] = 0
+            self._down_until[i] = 0.0
+
+    def down(self) -> List[str]:
+        """The replicas cooling down now."""
+        now = time.monotonic()
+        with self._lock:
+            return [u for u, t in zip(self.urls, self._down_until) if t > now]
+
+
 def _chunks(items: Sequence[Item], size: int) -> List[Sequence[Item]]:
     return [items[i:i + size] for i in range(0, len(items), size)]
 
@@ -144,41 +212,87 @@ def _error_for(status: int, body: Any) -> AssayError:
 
 _CONNECTION_ERRORS = (OSError, http.client.HTTPException)  # OSError covers socket.timeout, refused, reset
 
+#: Answers that say the replica itself is unwell (its proxy or it cannot serve): another gets the request.
+UNHEALTHY_STATUSES = frozenset({502, 503, 504})
+
 
 class _Base:
     def __init__(
         self,
-        url: Optional[str] = None,
+        url: Union[None, str, Sequence[str]] = None,
         api_key: Optional[str] = None,
         timeout: float = 120.0,
         *,
         chunk_size: int = 256,
         concurrency: int = 4,
         retry: Optional[RetryPolicy] = None,
+        deadline: Optional[float] = None,
     ):
         if chunk_size < 1:
             raise ValueError("chunk_size must be at least 1")
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
-        self.url = _url_from_env(url)
+        if deadline is not None and deadline <= 0:
+            raise ValueError("deadline must be a positive number of seconds (or None)")
+        self.urls = _urls(url)
+        self.url = ",".join(self.urls)  # accepted back as url= (adapters pass it on)
         self.api_key = api_key if api_key is not None else os.environ.get("ASSAY_API_KEY")
         self.timeout = timeout
         self.chunk_size = chunk_size
         self.concurrency = concurrency
         self.retry = retry or RetryPolicy()
-        self._transport = _Transport(self.url, self.api_key, timeout)
+        self.deadline = deadline
+        self._replicas = _Replicas(self.urls)
+        self._transports = [_Transport(u, self.api_key, timeout) for u in self.urls]
 
     # Picklable (Ray, multiprocessing): connections, locks and pools are rebuilt on the other side.
     def __getstate__(self) -> Dict[str, Any]:
-        state = {k: v for k, v in self.__dict__.items() if k not in ("_transport", "_pool", "_pool_lock")}
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_replicas", "_transports", "_pool", "_pool_lock")}
         return state
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._transport = _Transport(self.url, self.api_key, self.timeout)
+        self._replicas = _Replicas(self.urls)
+        self._transports = [_Transport(u, self.api_key, self.timeout) for u in self.urls]
         if isinstance(self, AssayClient):
             self._pool = None
             self._pool_lock = threading.Lock()
+
+    def _until(self, deadline: Optional[float]) -> Optional[float]:
+        d = deadline if deadline is not None else self.deadline
+        return None if d is None else time.monotonic() + d
+
+    def _plan(self, attempt: int, tried: List[int], i: int, until: Optional[float], delay: float, why: str) -> float:
+        """After a failed try on replica i: the wait before the next (none if another healthy
+        replica has not been tried), or AssayError when the retries or the deadline are spent."""
+        tried.append(i)
+        if attempt >= self.retry.max_retries:
+            raise AssayError(f"cannot reach Assay at {self.url} after {attempt + 1} tries; the last: {why}")
+        if self._replicas.healthy_untried(tried):
+            return 0.0
+        del tried[:]
+        if until is not None and time.monotonic() + delay > until:
+            raise AssayError(f"no answer from Assay ({self.url}) within the deadline after {attempt + 1} tries "
+                             f"(the last: {why}); raise deadline= or add replicas")
+        return delay
+
+    def _exchange_outcome(self, i: int, attempt: int, tried: List[int], until: Optional[float],
+                          exchange: Any) -> Tuple[bool, Any, float]:
+        """(done, body, wait) for one try on replica i: an exchange, or the exception it raised."""
+        if isinstance(exchange, BaseException):
+            self._replicas.failed(i)
+            return False, None, self._plan(attempt, tried, i, until, self.retry.delay(attempt),
+                                           f"{self._replicas.urls[i]}: {exchange}")
+        status, headers, _ = exchange
+        if status in UNHEALTHY_STATUSES:
+            self._replicas.failed(i)
+        else:
+            self._replicas.ok(i)
+        if status in RETRY_STATUSES and attempt < self.retry.max_retries:
+            delay = self.retry.delay(attempt, headers.get("retry-after"))
+            return False, None, self._plan(attempt, tried, i, until, delay, f"{self._replicas.urls[i]}: HTTP {status}")
+        done, body, _ = self._outcome(attempt, exchange)
+        return done, body, 0.0
 
     def _outcome(self, attempt: int, exchange: Tuple[int, Mapping[str, str], bytes]) -> Tuple[bool, Any, float]:
         """Interprets one HTTP answer: (done, body, delay before the next try). Raises when final."""
@@ -206,19 +320,18 @@ class AssayClient(_Base):
         self._pool: Optional[ThreadPoolExecutor] = None
         self._pool_lock = threading.Lock()
 
-    def _send(self, method: str, path: str, payload: Any = None) -> Any:
+    def _send(self, method: str, path: str, payload: Any = None, until: Optional[float] = None) -> Any:
         body = None if payload is None else encode_json(payload)
+        until = until if until is not None else self._until(None)
+        tried: List[int] = []
         attempt = 0
         while True:
+            i = self._replicas.pick(tried)
             try:
-                exchange = self._transport.request(method, path, body)
+                exchange: Any = self._transports[i].request(method, path, body)
             except _CONNECTION_ERRORS as e:
-                if attempt >= self.retry.max_retries:
-                    raise AssayError(f"cannot reach Assay at {self.url} after {attempt + 1} tries: {e}") from e
-                time.sleep(self.retry.delay(attempt))
-                attempt += 1
-                continue
-            done, value, delay = self._outcome(attempt, exchange)
+                exchange = e
+            done, value, delay = self._exchange_outcome(i, attempt, tried, until, exchange)
             if done:
                 return value
             time.sleep(delay)
@@ -235,16 +348,18 @@ class AssayClient(_Base):
         return self.score(item).get("reward")
 
     # -- many items -------------------------------------------------------------------------
-    def _score_chunk(self, chunk: Sequence[Item]) -> List[Result]:
-        return self._check_results(chunk, self._send("POST", "/reward/batch", {"items": [dict(x) for x in chunk]}))
+    def _score_chunk(self, chunk: Sequence[Item], until: Optional[float] = None) -> List[Result]:
+        return self._check_results(chunk, self._send("POST", "/reward/batch", {"items": [dict(x) for x in chunk]}, until))
 
-    def score_batch(self, items: Sequence[Item]) -> List[Result]:
-        """Full results in input order. Chunks of `chunk_size` go out `concurrency` at a time."""
+    def score_batch(self, items: Sequence[Item], *, deadline: Optional[float] = None) -> List[Result]:
+        """Full results in input order. Chunks of `chunk_size` go out `concurrency` at a time,
+        spread over the replicas; `deadline` (seconds, default the client's) bounds the whole call."""
         items = list(items)
+        until = self._until(deadline)
         chunks = _chunks(items, self.chunk_size)
         if len(chunks) <= 1:
-            return self._score_chunk(items) if items else []
-        parts = list(self._executor().map(self._score_chunk, chunks))  # map keeps chunk order
+            return self._score_chunk(items, until) if items else []
+        parts = list(self._executor().map(lambda c: self._score_chunk(c, until), chunks))  # map keeps chunk order
         return [r for part in parts for r in part]
 
     def _executor(self) -> ThreadPoolExecutor:
@@ -255,9 +370,9 @@ class AssayClient(_Base):
                 self._pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="assay")
             return self._pool
 
-    def reward_batch(self, items: Sequence[Item]) -> List[Optional[float]]:
+    def reward_batch(self, items: Sequence[Item], *, deadline: Optional[float] = None) -> List[Optional[float]]:
         """One reward per item, in input order; None where Assay answered `reward: null`."""
-        return [r.get("reward") for r in self.score_batch(items)]
+        return [r.get("reward") for r in self.score_batch(items, deadline=deadline)]
 
     # -- the rest of the API ----------------------------------------------------------------
     def get_reward(self, query: Sequence[str], prompts: Optional[Sequence[str]] = None,
@@ -286,7 +401,8 @@ class AssayClient(_Base):
 
     def close(self) -> None:
         """Closes this thread's connection and the chunk pool (with its threads' connections)."""
-        self._transport.close()
+        for t in self._transports:
+            t.close()
         with self._pool_lock:
             pool, self._pool = self._pool, None
         if pool is not None:
@@ -304,19 +420,18 @@ class AsyncAssayClient(_Base):
     loop; each HTTP exchange runs in a worker thread (the standard library has no async HTTP
     client), so awaiting a batch never blocks the loop."""
 
-    async def _send(self, method: str, path: str, payload: Any = None) -> Any:
+    async def _send(self, method: str, path: str, payload: Any = None, until: Optional[float] = None) -> Any:
         body = None if payload is None else encode_json(payload)
+        until = until if until is not None else self._until(None)
+        tried: List[int] = []
         attempt = 0
         while True:
+            i = self._replicas.pick(tried)
             try:
-                exchange = await asyncio.to_thread(self._transport.request, method, path, body)
+                exchange: Any = await asyncio.to_thread(self._transports[i].request, method, path, body)
             except _CONNECTION_ERRORS as e:
-                if attempt >= self.retry.max_retries:
-                    raise AssayError(f"cannot reach Assay at {self.url} after {attempt + 1} tries: {e}") from e
-                await asyncio.sleep(self.retry.delay(attempt))
-                attempt += 1
-                continue
-            done, value, delay = self._outcome(attempt, exchange)
+                exchange = e
+            done, value, delay = self._exchange_outcome(i, attempt, tried, until, exchange)
             if done:
                 return value
             await asyncio.sleep(delay)
@@ -328,28 +443,30 @@ class AsyncAssayClient(_Base):
     async def reward(self, item: Item) -> Optional[float]:
         return (await self.score(item)).get("reward")
 
-    async def score_batch(self, items: Sequence[Item]) -> List[Result]:
+    async def score_batch(self, items: Sequence[Item], *, deadline: Optional[float] = None) -> List[Result]:
         items = list(items)
         if not items:
             return []
         gate = asyncio.Semaphore(self.concurrency)
+        until = self._until(deadline)
 
         async def one(chunk: Sequence[Item]) -> List[Result]:
             async with gate:
-                body = await self._send("POST", "/reward/batch", {"items": [dict(x) for x in chunk]})
+                body = await self._send("POST", "/reward/batch", {"items": [dict(x) for x in chunk]}, until)
             return self._check_results(chunk, body)
 
         parts = await asyncio.gather(*(one(c) for c in _chunks(items, self.chunk_size)))
         return [r for part in parts for r in part]
 
-    async def reward_batch(self, items: Sequence[Item]) -> List[Optional[float]]:
-        return [r.get("reward") for r in await self.score_batch(items)]
+    async def reward_batch(self, items: Sequence[Item], *, deadline: Optional[float] = None) -> List[Optional[float]]:
+        return [r.get("reward") for r in await self.score_batch(items, deadline=deadline)]
 
     async def health(self) -> Dict[str, Any]:
         return await self._send("GET", "/healthz")
 
     def close(self) -> None:
-        self._transport.close()
+        for t in self._transports:
+            t.close()
 
     async def __aenter__(self) -> "AsyncAssayClient":
         return self
