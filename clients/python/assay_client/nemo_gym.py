@@ -22,6 +22,10 @@ nemo_gym/server_utils.py `BaseServer.setup_liveness`):
   prefix on every call to a resources server (nemo_gym/server_utils.py `ServerClient.request`);
   NeMo-Gym's own servers strip it (nemo_gym/rollout_correlation.py `RolloutContextMiddleware`,
   whose pattern is copied below), and so does this one.
+- `POST /stateful_python_code_exec` (`{"code": ...}`): a rollout's Python tool call, run in the
+  Assay session bound to the `assay_session` cookie that `/seed_session` set; the proxy passes the
+  request's `Cookie` to Assay and Assay's `Set-Cookie` back, so NeMo-Gym's agent, which keeps the
+  seed's cookies for the rollout's later calls, reaches one interpreter.
 - `GET /`: liveness, what the launcher polls while it waits for its servers.
 - `GET /reverify_mode`: `"stateless"`: Assay's verdict is a function of the request alone.
 
@@ -51,7 +55,7 @@ CONFIG_DICT_ENV = "NEMO_GYM_CONFIG_DICT"
 CONFIG_PATH_ENV = "NEMO_GYM_CONFIG_PATH"
 
 #: The routes NeMo-Gym's agents and rollout collection POST to a resources server.
-FORWARDED = frozenset({"/seed_session", "/verify", "/aggregate_metrics", "/close_session"})
+FORWARDED = frozenset({"/seed_session", "/verify", "/aggregate_metrics", "/close_session", "/stateful_python_code_exec"})
 
 # nemo_gym/config_types.py ROLLOUT_PATH_PREFIX and nemo_gym/rollout_correlation.py
 # ROLLOUT_ID_PATTERN / RolloutContextMiddleware._PREFIX (Apache-2.0, NVIDIA CORPORATION & AFFILIATES).
@@ -114,9 +118,12 @@ class _Handler(BaseHTTPRequestHandler):
         if self.server.verbose:
             super().log_message(format, *args)
 
-    def _send(self, status: int, body: bytes, content_type: str = "application/json") -> None:
+    def _send(self, status: int, body: bytes, content_type: str = "application/json",
+              set_cookie: Optional[str] = None) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
+        if set_cookie:
+            self.send_header("Set-Cookie", set_cookie)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -146,8 +153,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(404, f"POST {path} is not served: Assay answers {', '.join(sorted(FORWARDED))} "
                              "(a tool route of another environment's resources server has no Assay equivalent)")
             return
-        status, reply = self.server.forward(path, body)
-        self._send(status, reply)
+        status, reply, cookie = self.server.forward(path, body, self.headers.get("Cookie"))
+        self._send(status, reply, set_cookie=cookie)
 
 
 class ResourcesServer(ThreadingHTTPServer):
@@ -162,8 +169,13 @@ class ResourcesServer(ThreadingHTTPServer):
         self.api_key = api_key if api_key is not None else os.environ.get("ASSAY_API_KEY")
         self.verbose = verbose
 
-    def forward(self, path: str, body: bytes) -> Tuple[int, bytes]:
+    def forward(self, path: str, body: bytes, cookie: Optional[str] = None) -> Tuple[int, bytes, Optional[str]]:
+        """Assay's status, body and Set-Cookie for one call. The cookie travels both ways: Assay's
+        /seed_session sets the one that takes the rollout's later /stateful_python_code_exec calls
+        to one Python session, and NeMo-Gym's agent sends it back on each call."""
         headers = {"Content-Type": "application/json"}
+        if cookie:
+            headers["Cookie"] = cookie
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
         give_up = time.monotonic() + FORWARD_TIMEOUT_S
@@ -171,19 +183,19 @@ class ResourcesServer(ThreadingHTTPServer):
             req = urllib.request.Request(self.assay_url + path, data=body, headers=headers, method="POST")
             try:
                 with urllib.request.urlopen(req, timeout=max(1.0, give_up - time.monotonic())) as r:
-                    return r.status, r.read()
+                    return r.status, r.read(), r.headers.get("Set-Cookie")
             except urllib.error.HTTPError as e:
                 reply = e.read()
                 wait = retry_after_s(e.headers.get("Retry-After"))
                 if e.code not in RETRIED or time.monotonic() + wait >= give_up:
-                    return e.code, reply
+                    return e.code, reply, None
                 if self.verbose:
                     print(f"assay answered {e.code} to {path}; retrying in {wait:.1f} s", file=sys.stderr, flush=True)
                 time.sleep(wait)
             except (urllib.error.URLError, OSError) as e:
                 reason = getattr(e, "reason", e)
                 return 502, json.dumps({"detail": f"Assay at {self.assay_url} did not answer ({reason}); "
-                                                  "set ASSAY_URL to where Assay listens"}).encode()
+                                                  "set ASSAY_URL to where Assay listens"}).encode(), None
 
 
 def main(argv: Optional[list] = None) -> None:

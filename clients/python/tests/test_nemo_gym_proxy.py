@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import free_port, need, serve_assay
+from conftest import free_port, need, need_docker, serve_assay
 
 yaml = need("yaml")
 
@@ -228,6 +228,51 @@ def test_nemo_gyms_launcher_starts_the_proxy_and_rollouts_verify_through_it(tmp_
     finally:
         stop(proc)
     assert proc.returncode is not None
+
+
+def post_with_cookie(url, body, cookie=None):
+    """A POST that sends `cookie` and returns (status, json, Set-Cookie): NeMo-Gym's SimpleAgent
+    (responses_api_agents/simple_agent/app.py, `run`) keeps the cookies /seed_session set and sends
+    them back on the rollout's tool calls."""
+    headers = {"Content-Type": "application/json"}
+    if cookie:
+        headers["Cookie"] = cookie
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=120) as r:
+            return r.status, json.loads(r.read()), r.headers.get("Set-Cookie")
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"null"), None
+
+
+def test_a_rollouts_python_tool_calls_reach_one_session_through_the_proxy(tmp_path):
+    """/seed_session's cookie comes back through the proxy, and the rollout's
+    /stateful_python_code_exec calls that send it run in one Python session on Assay."""
+    need_docker()
+    with serve_assay(ASSAY_API_KEYS=KEY, ASSAY_SANDBOX="auto", ASSAY_SESSION_WARM="0") as assay:
+        port = free_port()
+        global_config_dict = {NAME: {"resources_servers": {"assay": {"entrypoint": "app.py", "host": "127.0.0.1",
+                                                                       "port": port}}},
+                              OBSERVABILITY_ENABLED_KEY_NAME: True}
+        proc = launch(tmp_path, global_config_dict, {"ASSAY_URL": assay, "ASSAY_API_KEY": KEY})
+        try:
+            wait_until_up(f"http://127.0.0.1:{port}", proc)
+            base = f"http://127.0.0.1:{port}/ng-rollout/0-1"
+            status, _, set_cookie = post_with_cookie(base + "/seed_session", {})
+            assert status == 200 and set_cookie and set_cookie.startswith("assay_session=")
+            cookie = set_cookie.split(";", 1)[0]
+            status, first, _ = post_with_cookie(base + "/stateful_python_code_exec", {"code": "x = 41"}, cookie)
+            assert (status, first["status"]) == (200, "ok"), first
+            status, second, _ = post_with_cookie(base + "/stateful_python_code_exec", {"code": "x + 1"}, cookie)
+            assert (status, second["status"], second["value"]) == (200, "ok", "42"), second
+            assert second["session_id"] == first["session_id"]
+            # Without the cookie there is no seeded session: Assay's 400 says what to send.
+            status, err, _ = post_with_cookie(base + "/stateful_python_code_exec", {"code": "x"})
+            assert status == 400 and "seed_session" in json.dumps(err)
+            status, closed, _ = post_with_cookie(base + "/close_session", {"resources_session_id": "r-1"}, cookie)
+            assert (status, closed) == (200, {"resources_session_id": "r-1"})
+        finally:
+            stop(proc)
 
 
 def test_proxy_without_the_key_gets_assays_401(tmp_path, keyed_assay):
