@@ -161,7 +161,7 @@ describe("a misspelt ASSAY_* variable stops start-up", () => {
     const used = new Set(text.split("\n").filter(Boolean));
     const known = new Set([...settingsList().map((s) => s.env), ...Object.keys(NOT_SETTINGS)]);
     // Names in prose (a prefix such as ASSAY_JUDGE_*) and this test's own misspellings are not variables.
-    const prose = new Set(["ASSAY_JUDGE", "ASSAY_WORKRS", "ASSAY_NOTHING_LIKE_IT"]);
+    const prose = new Set(["ASSAY_JUDGE", "ASSAY_SESSION", "ASSAY_WORKRS", "ASSAY_NOTHING_LIKE_IT"]);
     const missing = [...used].filter((n) => !known.has(n) && !prose.has(n));
     assert.deepEqual(missing, [], "declare these in src/core/config.ts (SETTINGS, or NOT_SETTINGS with where they are read)");
   });
