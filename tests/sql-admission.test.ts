@@ -53,7 +53,10 @@ describe("SQL admission: queueing never makes an item null", () => {
     after(() => runtime.close());
     // 8 endless queries x 300 ms over 2 processes: about 1.2 s of backlog, past the 500 ms bound
     // (each expected to take its limit: no query has ended yet to say a shorter typical length)
-    const busy = request(app).post("/reward/batch").send({ items: Array.from({ length: 8 }, () => sqlItem(ENDLESS)) }).then((r) => r);
+    // Each with a gold of its own: items that share a gold which is already running wait for it
+    // and only then queue their query (the digest path), so a shared gold would put the backlog
+    // in the ledger only after the first probe had been admitted.
+    const busy = request(app).post("/reward/batch").send({ items: Array.from({ length: 8 }, (_, i) => ({ ...sqlItem(ENDLESS), reference: `SELECT name FROM singer WHERE age > ${40 - i} ORDER BY name` })) }).then((r) => r);
     let refused: request.Response | undefined;
     for (let i = 0; i < 50 && !refused; i++) {
       await sleep(20);
