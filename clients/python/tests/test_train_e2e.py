@@ -28,8 +28,8 @@ class RecordingClient(AssayClient):
         super().__init__(*a, **kw)
         self.calls = []
 
-    def score_batch(self, items):
-        results = super().score_batch(items)
+    def score_batch(self, items, **kw):  # kw: deadline=, which reward_batch passes on
+        results = super().score_batch(items, **kw)
         self.calls.append([r.get("reward") for r in results])
         return results
 
