@@ -13,7 +13,7 @@ import { SlotCgroups } from "../bwrap/cgroups.js";
 import { seccompFilter } from "../bwrap/index.js";
 import { withTimeout } from "../docker/worker.js";
 import { hasPython, recipeFor, rootfsDir } from "../images.js";
-import { kernelSourceText, NoBoxInTimeError, type Box, type BoxBackend, type KernelExec, type KernelReply } from "./index.js";
+import { kernelSourceText, waitInLine, type Waiter, type Box, type BoxBackend, type KernelExec, type KernelReply } from "./index.js";
 
 /** Session groups are numbered apart from the run backend's slots (they share its cgroup parent). */
 const FIRST_GROUP = 1 << 20;
@@ -67,7 +67,7 @@ export class BwrapBoxes implements BoxBackend {
   private starting = 0;
   private nextGroup = FIRST_GROUP;
   private freeGroups: number[] = [];
-  private waiters: { resolve: (b: Held) => void; reject: (e: Error) => void }[] = [];
+  private waiters: Waiter<Held>[] = [];
   private closed = false;
   private failures = 0;
   private lastError: Error | null = null;
@@ -155,32 +155,9 @@ export class BwrapBoxes implements BoxBackend {
       this.failures = 0; // the next creation tries again
       return Promise.reject(new Error(`no session sandbox could start: ${this.lastError.message}`));
     }
-    return new Promise<Box>((resolve, reject) => {
-      const entry = {
-        resolve: (x: Held) => {
-          clearTimeout(timer);
-          signal?.removeEventListener("abort", onAbort);
-          resolve(this.box(x));
-        },
-        reject: (e: Error) => {
-          clearTimeout(timer);
-          signal?.removeEventListener("abort", onAbort);
-          reject(e);
-        },
-      };
-      const leave = (e: Error) => {
-        const i = this.waiters.indexOf(entry);
-        if (i >= 0) {
-          this.waiters.splice(i, 1);
-          entry.reject(e);
-        }
-      };
-      const onAbort = () => leave(new Error("aborted while waiting for a session sandbox"));
-      const timer = setTimeout(() => leave(new NoBoxInTimeError("no session sandbox came free in time")), Math.max(0, startBy - Date.now()));
-      signal?.addEventListener("abort", onAbort, { once: true });
-      this.waiters.push(entry);
-      this.fill();
-    });
+    const box = waitInLine(this.waiters, startBy, signal, (x) => this.box(x));
+    this.fill();
+    return box;
   }
 
   async ready(timeoutMs = 120_000): Promise<void> {

@@ -83,6 +83,45 @@ export interface SessionBoxOptions {
 
 export class NoBoxInTimeError extends Error {}
 
+/** One caller waiting for a warm sandbox: handed one by the pool's fill, or out of line at startBy or on abort. */
+export interface Waiter<T> {
+  resolve: (x: T) => void;
+  reject: (e: Error) => void;
+}
+
+/**
+ * Joins `waiters` (a pool's queue, served first come first served as sandboxes start) and
+ * resolves with `wrap` of the sandbox handed over; leaves the line with NoBoxInTimeError at
+ * `startBy`, or when `signal` aborts. The pool's fill() starts what the line needs.
+ */
+export function waitInLine<T, B>(waiters: Waiter<T>[], startBy: number, signal: AbortSignal | undefined, wrap: (x: T) => B): Promise<B> {
+  return new Promise<B>((resolve, reject) => {
+    const entry: Waiter<T> = {
+      resolve: (x) => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        resolve(wrap(x));
+      },
+      reject: (e) => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        reject(e);
+      },
+    };
+    const leave = (e: Error) => {
+      const i = waiters.indexOf(entry);
+      if (i >= 0) {
+        waiters.splice(i, 1);
+        entry.reject(e);
+      }
+    };
+    const onAbort = () => leave(new Error("aborted while waiting for a session sandbox"));
+    const timer = setTimeout(() => leave(new NoBoxInTimeError("no session sandbox came free in time")), Math.max(0, startBy - Date.now()));
+    signal?.addEventListener("abort", onAbort, { once: true });
+    waiters.push(entry);
+  });
+}
+
 class DockerBox implements Box {
   /** `memoryMb`: what the container started with (a session asking the same needs no update). */
   constructor(private readonly w: Worker, private readonly memoryMb: number) {}
@@ -122,7 +161,7 @@ export class DockerBoxes implements BoxBackend {
   private readonly image: string;
   private idle: Worker[] = [];
   private starting = 0;
-  private waiters: { resolve: (w: Worker) => void; reject: (e: Error) => void }[] = [];
+  private waiters: Waiter<Worker>[] = [];
   private closed = false;
   private lastError: Error | null = null;
   private failures = 0;
@@ -199,32 +238,9 @@ export class DockerBoxes implements BoxBackend {
       this.fill();
       return Promise.reject(new Error(`no session sandbox could start: ${this.lastError.message}`));
     }
-    return new Promise<Box>((resolve, reject) => {
-      const entry = {
-        resolve: (x: Worker) => {
-          clearTimeout(timer);
-          signal?.removeEventListener("abort", onAbort);
-          resolve(new DockerBox(x, this.opts.memoryMb));
-        },
-        reject: (e: Error) => {
-          clearTimeout(timer);
-          signal?.removeEventListener("abort", onAbort);
-          reject(e);
-        },
-      };
-      const leave = (e: Error) => {
-        const i = this.waiters.indexOf(entry);
-        if (i >= 0) {
-          this.waiters.splice(i, 1);
-          entry.reject(e);
-        }
-      };
-      const onAbort = () => leave(new Error("aborted while waiting for a session sandbox"));
-      const timer = setTimeout(() => leave(new NoBoxInTimeError("no session sandbox came free in time")), Math.max(0, startBy - Date.now()));
-      signal?.addEventListener("abort", onAbort, { once: true });
-      this.waiters.push(entry);
-      this.fill();
-    });
+    const box = waitInLine(this.waiters, startBy, signal, (x) => new DockerBox(x, this.opts.memoryMb));
+    this.fill();
+    return box;
   }
 
   async ready(timeoutMs = 120_000): Promise<void> {
