@@ -89,6 +89,24 @@ function asRefusal(e: unknown): ToolAnswer {
   throw e;
 }
 
+/**
+ * A tool's work under admission: refused (busy, saying when to retry) past the backlog, as
+ * asRefusal words it; the admitted slot is given back however the work ends.
+ */
+async function underAdmission(take: () => () => void, work: () => Promise<ToolAnswer>): Promise<ToolAnswer> {
+  let release: () => void;
+  try {
+    release = take();
+  } catch (e) {
+    return asRefusal(e);
+  }
+  try {
+    return await work();
+  } finally {
+    release();
+  }
+}
+
 export function mcpTools(d: ToolDeps): Tool[] {
   const tools: Tool[] = [runCodeTool(d)];
   if (d.sessions) tools.push(pythonTool(d, d.sessions));
@@ -111,21 +129,15 @@ function runCodeTool({ runtime, admit, runCode }: ToolDeps): Tool {
       const body = structuredClone(args);
       const problem = check("RunCodeRequest", body); // fills the defaults openapi.yaml declares
       if (problem) return refusal(`arguments ${problem}`, { field: fieldOf(problem) ?? null });
-      let release: () => void;
-      try {
-        release = admit(1);
-      } catch (e) {
-        return asRefusal(e);
-      }
-      try {
-        const out = await runCode({ body: body as RunCodeBody, arrived: Date.now(), gone: signal, log: runtime.log });
-        if (!out) return refusal("the call was cancelled");
-        return answer(out as unknown as Record<string, unknown>, out.status !== "Success");
-      } catch (e) {
-        return asRefusal(e);
-      } finally {
-        release();
-      }
+      return underAdmission(() => admit(1), async () => {
+        try {
+          const out = await runCode({ body: body as RunCodeBody, arrived: Date.now(), gone: signal, log: runtime.log });
+          if (!out) return refusal("the call was cancelled");
+          return answer(out as unknown as Record<string, unknown>, out.status !== "Success");
+        } catch (e) {
+          return asRefusal(e);
+        }
+      });
     },
   };
 }
@@ -154,27 +166,21 @@ function pythonTool({ admit }: ToolDeps, sessions: () => Promise<SessionService>
       if (session_id !== undefined && (typeof session_id !== "string" || !SESSION_ID.test(session_id))) {
         return refusal("arguments.session_id must be a session_id an earlier python call returned (leave it out to start a new session)", { field: "session_id" });
       }
-      let release: () => void;
-      try {
-        release = admit(1);
-      } catch (e) {
-        return asRefusal(e);
-      }
-      try {
-        const service = await sessions();
-        let id = session_id as string | undefined;
-        let created = false;
-        if (id === undefined) {
-          id = (await service.create({ language: "python", owner, signal })).id;
-          created = true;
+      return underAdmission(() => admit(1), async () => {
+        try {
+          const service = await sessions();
+          let id = session_id as string | undefined;
+          let created = false;
+          if (id === undefined) {
+            id = (await service.create({ language: "python", owner, signal })).id;
+            created = true;
+          }
+          const r = await service.exec(id, { code, owner, signal });
+          return answer(execAnswer(id, created, r), r.status !== "ok");
+        } catch (e) {
+          return sessionRefusal(e);
         }
-        const r = await service.exec(id, { code, owner, signal });
-        return answer(execAnswer(id, created, r), r.status !== "ok");
-      } catch (e) {
-        return sessionRefusal(e);
-      } finally {
-        release();
-      }
+      });
     },
   };
 }
@@ -223,19 +229,11 @@ function verifierTool({ runtime, admit }: ToolDeps, t: (typeof VERIFIER_TOOLS)[n
     },
     async call({ args, signal }) {
       const item = { verifier: t.verifier, response: args.response, reference: args.reference, ...(args.options !== undefined ? { options: args.options } : {}) };
-      let release: () => void;
-      try {
-        release = admit(1, [item]);
-      } catch (e) {
-        return asRefusal(e);
-      }
-      try {
+      return underAdmission(() => admit(1, [item]), async () => {
         const r: RewardResult = await runtime.scorer.score(item, { signal });
         const { verifier: _v, id: _id, ...rest } = r;
         return answer(rest as Record<string, unknown>, r.status !== "ok");
-      } finally {
-        release();
-      }
+      });
     },
   };
 }
