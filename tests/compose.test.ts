@@ -29,6 +29,7 @@ import { PACKAGE_ROOT } from "../sandbox/paths.js";
 import { loadConfig, settingsList } from "../src/core/config.js";
 import { IN_CI } from "./sandboxes.js";
 import { startJudgeFixture } from "./fixtures/judge-server.js";
+import { exchange } from "./helpers.js";
 
 const DEPLOY = join(PACKAGE_ROOT, "deploy");
 const COMPOSE_FILE = join(DEPLOY, "compose.yaml");
@@ -123,9 +124,9 @@ test("compose: two replicas behind HAProxy share a store and a queue, and surviv
   async function waitReady(url: string, what: string, ms = 240_000): Promise<void> {
     const until = Date.now() + ms;
     for (;;) {
-      const r = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(5_000) }).catch(() => null);
+      const r = await exchange(`${url}/readyz`, {}, 5_000).catch(() => null);
       if (r?.ok) return;
-      if (Date.now() > until) throw new Error(`${what} not ready in ${ms / 1000} s: ${r ? await r.text() : "no answer"}\n${compose(["logs", "--tail", "40"])}`);
+      if (Date.now() > until) throw new Error(`${what} not ready in ${ms / 1000} s: ${r ? r.text : "no answer"}\n${compose(["logs", "--tail", "40"])}`);
       await sleep(500);
     }
   }
@@ -138,9 +139,8 @@ test("compose: two replicas behind HAProxy share a store and a queue, and surviv
     for (;;) {
       tries++;
       try {
-        const r = await fetch(`${lb}/reward/batch`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ items }), signal: AbortSignal.timeout(30_000) });
-        if (r.ok) return { results: ((await r.json()) as { results: Result[] }).results, tries };
-        await r.body?.cancel();
+        const r = await exchange(`${lb}/reward/batch`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ items }) }, 30_000);
+        if (r.ok) return { results: r.json<{ results: Result[] }>().results, tries };
         if (r.status < 500 && r.status !== 429) throw new Error(`batch refused: HTTP ${r.status}`);
       } catch (e) {
         if ((e as Error).message.startsWith("batch refused")) throw e;
@@ -199,25 +199,25 @@ test("compose: two replicas behind HAProxy share a store and a queue, and surviv
     await t.test("a rubric created on one replica is used on the other", { skip: NO_STORE }, async () => {
       const a = replicaUrl("assay1");
       const b = replicaUrl("assay2");
-      const made = await fetch(`${a}/rubrics`, {
+      const made = await exchange(`${a}/rubrics`, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ title: `compose ${run}`, criteria: [{ id: "names-paris", description: 'The answer names "Paris".', weight: 1 }] }),
       });
-      assert.equal(made.status, 201, await made.clone().text());
-      const { id } = (await made.json()) as { id: string };
-      const got = await fetch(`${b}/rubrics/${id}`);
-      assert.equal(got.status, 200, `replica 2 knows the rubric replica 1 stored: ${await got.clone().text()}`);
+      assert.equal(made.status, 201, made.text);
+      const { id } = made.json<{ id: string }>();
+      const got = await exchange(`${b}/rubrics/${id}`);
+      assert.equal(got.status, 200, `replica 2 knows the rubric replica 1 stored: ${got.text}`);
       // The fixture judge listens where the containers reach the host: their network's gateway.
       judge = await startJudgeFixture(docker("network", "inspect", "--format", "{{(index .IPAM.Config 0).Gateway}}", `${project}_default`));
       const judgeUrl = judge.url;
       const score = async (response: string) => {
-        const r = await fetch(`${b}/reward`, {
+        const r = await exchange(`${b}/reward`, {
           method: "POST",
           headers: { "content-type": "application/json" },
           body: JSON.stringify({ verifier: "rubric", prompt: "Capital of France?", response, reference: { rubric_id: id }, options: { judge: { base_url: judgeUrl, model: "fixture" } } }),
         });
-        return (await r.json()) as Result;
+        return r.json<Result>();
       };
       assert.equal((await score("It is Paris.")).reward, 1);
       assert.equal((await score("It is Lyon.")).reward, 0);
@@ -266,11 +266,11 @@ test("compose: two replicas behind HAProxy share a store and a queue, and surviv
       const total = 100_000;
       const lines: string[] = [];
       for (let i = 0; i < total; i++) lines.push(JSON.stringify({ id: `j${i}`, verifier: "exact", response: String(i % 3), reference: "0" }));
-      const sub = await fetch(`${lb}/jobs`, { method: "POST", headers: { "content-type": "application/x-ndjson" }, body: lines.join("\n") + "\n" });
-      assert.equal(sub.status, 201, await sub.clone().text());
-      const { id } = (await sub.json()) as { id: string };
+      const sub = await exchange(`${lb}/jobs`, { method: "POST", headers: { "content-type": "application/x-ndjson" }, body: lines.join("\n") + "\n" }, 120_000);
+      assert.equal(sub.status, 201, sub.text);
+      const { id } = sub.json<{ id: string }>();
       const tJob = Date.now();
-      const progress = async () => (await (await fetch(`${lb}/jobs/${id}?summary=false`)).json()) as { status: string; done: number; total: number };
+      const progress = async () => (await exchange(`${lb}/jobs/${id}?summary=false`)).json<{ status: string; done: number; total: number }>();
       // Kill once it is under way.
       for (let p = await progress(); p.done < total / 10 && p.status !== "done"; p = await progress()) {
         if (Date.now() - tJob > 300_000) throw new Error(`the job did not reach 10% in 300 s: ${JSON.stringify(p)}`);
@@ -287,7 +287,7 @@ test("compose: two replicas behind HAProxy share a store and a queue, and surviv
         p = await progress();
       }
       const s = (Date.now() - tJob) / 1000;
-      const text = await (await fetch(`${lb}/jobs/${id}/results`)).text();
+      const { text } = await exchange(`${lb}/jobs/${id}/results`, {}, 300_000);
       const results = text.split("\n").filter(Boolean).map((l) => JSON.parse(l) as Result);
       assert.equal(results.length, total, "every result");
       for (let i = 0; i < total; i++) {

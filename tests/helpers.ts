@@ -9,6 +9,7 @@ import { defineVerifier, type AnyVerifier, type VerifyContext } from "../src/cor
 import { Registry } from "../src/core/registry.js";
 import { InvalidItemError, type Outcome } from "../src/core/types.js";
 import type { Sandbox } from "../sandbox/types.js";
+import { fetchWithin } from "../src/client/within.js";
 
 export const quiet = pino({ level: "silent" });
 
@@ -168,4 +169,25 @@ export async function pgMissingAt(url: string): Promise<string | null> {
   } catch (err) {
     return `PostgreSQL not reachable (${(err as Error).message}); bash scripts/setup-postgres.sh starts one`;
   }
+}
+
+/** An answer read whole: what `exchange` gives. */
+export interface Answer {
+  status: number;
+  ok: boolean;
+  text: string;
+  json<T = unknown>(): T;
+}
+
+/**
+ * One HTTP exchange for a test against a server behind a proxy (docker-proxy, HAProxy), the
+ * answer read whole within `ms`, under a deadline that holds the process open: such a proxy closes
+ * a connection unread while its backend starts, and a bare fetch then never settles and lets the
+ * test's process end mid-await (src/client/within.ts).
+ */
+export function exchange(url: string, init: RequestInit = {}, ms = 30_000): Promise<Answer> {
+  return fetchWithin(url, init, ms, async (r) => {
+    const text = await r.text();
+    return { status: r.status, ok: r.ok, text, json: <T>() => JSON.parse(text) as T };
+  });
 }

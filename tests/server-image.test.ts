@@ -20,6 +20,7 @@ import { imageTag, loadRecipes } from "../sandbox/images.js";
 import { PACKAGE_ROOT } from "../sandbox/paths.js";
 import { loadConfig } from "../src/core/config.js";
 import { IN_CI } from "./sandboxes.js";
+import { exchange } from "./helpers.js";
 
 const docker = (...args: string[]) => execFileSync("docker", args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 120_000 }).trim();
 
@@ -106,15 +107,15 @@ test("the server image builds without a registry (cached), serves /reward and ru
     const url = `http://127.0.0.1:${port}`;
     const until = Date.now() + 120_000;
     for (;;) {
-      const r = await fetch(`${url}/readyz`).catch(() => null);
+      const r = await exchange(`${url}/readyz`, {}, 5_000).catch(() => null);
       if (r?.ok) break;
-      if (Date.now() > until) throw new Error(`the container was not ready in 120 s: ${r ? await r.text() : "no answer"}\n${docker("logs", "--tail", "30", name)}`);
+      if (Date.now() > until) throw new Error(`the container was not ready in 120 s: ${r ? r.text : "no answer"}\n${docker("logs", "--tail", "30", name)}`);
       await new Promise((res) => setTimeout(res, 500));
     }
     const post = async (item: unknown) => {
-      const r = await fetch(`${url}/reward`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(item) });
+      const r = await exchange(`${url}/reward`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(item) }, 120_000);
       assert.equal(r.status, 200);
-      return (await r.json()) as { reward: number | null; status: string; reason: string };
+      return r.json<{ reward: number | null; status: string; reason: string }>();
     };
     assert.equal((await post({ verifier: "exact", response: "42", reference: "42" })).reward, 1);
     assert.equal((await post({ verifier: "math", response: "\\boxed{\\frac{1}{2}}", reference: "0.5" })).reward, 1);

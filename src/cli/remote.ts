@@ -10,6 +10,7 @@ import { Readable } from "node:stream";
 import { once } from "node:events";
 import cliProgress from "cli-progress";
 import { formatSeconds } from "./format.js";
+import { fetchWithin } from "../client/within.js";
 
 export interface RemoteArgs {
   input?: string;
@@ -54,6 +55,14 @@ interface Saved {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * Each exchange has a deadline that holds the process open (../client/within.ts: without one, a
+ * server or balancer that closes the connection unread ends this command with exit code 0 and no
+ * result). Uploading a large file and downloading its results take longest; a poll is small.
+ */
+const UPLOAD_MS = 15 * 60_000;
+const POLL_MS = 30_000;
+const DOWNLOAD_MS = 15 * 60_000;
 const say = (s: string) => process.stderr.write(s + "\n");
 
 export async function remoteScore(a: RemoteArgs): Promise<JobView> {
@@ -89,15 +98,16 @@ async function submit(server: string, headers: Record<string, string>, a: Remote
   if (a.groupBy) q.set("group_by", a.groupBy);
   if (a.k) q.set("k", a.k);
   if (a.deadlineMs) q.set("deadline_ms", String(a.deadlineMs));
-  const res = await fetch(`${server}/jobs${q.toString() ? `?${q}` : ""}`, {
+  const url = `${server}/jobs${q.toString() ? `?${q}` : ""}`;
+  const init = {
     method: "POST",
     headers: { ...headers, "content-type": "application/x-ndjson" },
     body: Readable.toWeb(createReadStream(a.input!)) as ReadableStream,
     duplex: "half",
-  } as RequestInit).catch((err: Error) => {
+  } as RequestInit;
+  const [res, body] = await fetchWithin(url, init, UPLOAD_MS, async (r) => [r, (await r.json().catch(() => ({}))) as { id?: string; error?: string }] as const).catch((err: Error) => {
     throw new Error(`cannot submit to ${server}: ${(err.cause as Error | undefined)?.message ?? err.message}; is \`assay serve\` running there?`);
   });
-  const body = (await res.json().catch(() => ({}))) as { id?: string; error?: string };
   if (res.status !== 201 || !body.id) throw new Error(`the server refused the job (HTTP ${res.status}): ${body.error ?? "no reason given"}`);
   return body.id;
 }
@@ -117,10 +127,11 @@ async function follow(server: string, headers: Record<string, string>, id: strin
     for (;;) {
       let view: JobView;
       try {
-        const res = await fetch(`${server}/jobs/${id}`, { headers });
-        if (res.status === 404) throw Object.assign(new Error(`the server has no job ${id}`), { fatal: true });
-        if (!res.ok) throw new Error(`HTTP ${res.status}`);
-        view = (await res.json()) as JobView;
+        view = await fetchWithin(`${server}/jobs/${id}`, { headers }, POLL_MS, async (res) => {
+          if (res.status === 404) throw Object.assign(new Error(`the server has no job ${id}`), { fatal: true });
+          if (!res.ok) throw new Error(`HTTP ${res.status}`);
+          return (await res.json()) as JobView;
+        });
         down = 0;
       } catch (err) {
         if ((err as { fatal?: boolean }).fatal) throw err;
@@ -159,22 +170,24 @@ async function download(server: string, headers: Record<string, string>, id: str
   let lines = 0;
   for (let attempt = 0; ; attempt++) {
     try {
-      const res = await fetch(`${server}/jobs/${id}/results?from=${lines}&follow=false`, { headers });
-      if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
-      let rest = "";
-      const decoder = new TextDecoder();
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        const text = rest + decoder.decode(chunk, { stream: true });
-        const cut = text.lastIndexOf("\n");
-        if (cut < 0) {
-          rest = text;
-          continue;
+      // A cut or timed-out download goes on from the last whole line it wrote.
+      await fetchWithin(`${server}/jobs/${id}/results?from=${lines}&follow=false`, { headers }, DOWNLOAD_MS, async (res) => {
+        if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
+        let rest = "";
+        const decoder = new TextDecoder();
+        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+          const text = rest + decoder.decode(chunk, { stream: true });
+          const cut = text.lastIndexOf("\n");
+          if (cut < 0) {
+            rest = text;
+            continue;
+          }
+          const whole = text.slice(0, cut + 1);
+          rest = text.slice(cut + 1);
+          if (!out.write(whole)) await once(out, "drain");
+          for (let i = 0; i < whole.length; i++) if (whole.charCodeAt(i) === 10) lines++;
         }
-        const whole = text.slice(0, cut + 1);
-        rest = text.slice(cut + 1);
-        if (!out.write(whole)) await once(out, "drain");
-        for (let i = 0; i < whole.length; i++) if (whole.charCodeAt(i) === 10) lines++;
-      }
+      });
       break;
     } catch (err) {
       if (attempt >= 30) throw new Error(`downloading results failed: ${(err as Error).message}`);

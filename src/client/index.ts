@@ -9,6 +9,7 @@
  */
 import pLimit from "p-limit";
 import type { RewardItem, RewardResult, Wire } from "../core/types.js";
+import { fetchWithin } from "./within.js";
 
 export type { RewardItem, RewardResult } from "../core/types.js";
 
@@ -91,8 +92,17 @@ export class AssayClient {
     const body = payload === undefined ? undefined : JSON.stringify(payload);
     for (let attempt = 0; ; attempt++) {
       let res: Response;
+      let text: string;
       try {
-        res = await this.fetch(this.url + path, { method, headers, body, signal: AbortSignal.timeout(this.timeoutMs) });
+        // The answer's body is read within the same deadline (and a deadline that holds the
+        // process open: ./within.ts says why AbortSignal.timeout is not enough).
+        [res, text] = await fetchWithin(this.url + path, { method, headers, body }, this.timeoutMs, async (r) => {
+          if (RETRY_STATUSES.has(r.status) && attempt < this.maxRetries) {
+            await r.body?.cancel().catch(() => {});
+            return [r, ""] as const;
+          }
+          return [r, await r.text()] as const;
+        }, this.fetch);
       } catch (err) {
         // fetch rejects on refused/reset connections and on our timeout; none is the request's fault.
         if (attempt >= this.maxRetries) {
@@ -103,11 +113,9 @@ export class AssayClient {
         continue;
       }
       if (RETRY_STATUSES.has(res.status) && attempt < this.maxRetries) {
-        await res.body?.cancel().catch(() => {});
         await sleep(this.delay(attempt, res.headers.get("retry-after")));
         continue;
       }
-      const text = await res.text();
       let parsed: unknown;
       try {
         parsed = text ? JSON.parse(text) : undefined;
