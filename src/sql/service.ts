@@ -7,7 +7,7 @@
  * database/<db_id>/<db_id>.sqlite layout works), uploads (stored under `uploadDir`), and
  * PostgreSQL databases named by connection URL.
  */
-import { readdirSync, statSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, basename, resolve } from "node:path";
 import { tmpdir } from "node:os";
 import { randomBytes } from "node:crypto";
@@ -123,6 +123,22 @@ export function stoppedByLoad(r: PgOutcome): boolean {
   return !r.ok && r.limit === "timeout" && r.stopped === "statement_timeout" && !!r.work && r.statement_ms !== undefined && r.work.wait_ms >= LOADED_SHARE * r.statement_ms;
 }
 
+/** A PostgreSQL URL registered by upload: `<id>.postgres` in the upload folder, this JSON. */
+const PG_UPLOAD = ".postgres";
+interface PgUpload {
+  url: string;
+  /** When it was registered (ms): the database's version, so a replacement is a new version. */
+  registered: number;
+}
+function readPgUpload(path: string): PgUpload | null {
+  try {
+    const r = JSON.parse(readFileSync(path, "utf8")) as Partial<PgUpload>;
+    return typeof r.url === "string" && typeof r.registered === "number" ? { url: r.url, registered: r.registered } : null;
+  } catch {
+    return null; // removed between the listing and the read
+  }
+}
+
 export class SqlService {
   private entries = new Map<string, Entry>();
   private scannedAt = 0;
@@ -183,20 +199,25 @@ export class SqlService {
     for (const dir of [this.opts.uploadDir, this.opts.dir]) {
       let names: string[];
       try {
-        names = (readdirSync(dir, { recursive: true }) as string[]).filter((n) => n.endsWith(".sqlite")).sort();
+        names = (readdirSync(dir, { recursive: true }) as string[]).filter((n) => n.endsWith(".sqlite") || (dir === this.opts.uploadDir && n.endsWith(PG_UPLOAD))).sort();
       } catch {
         continue; // a missing directory holds no databases
       }
       for (const name of names) {
         const path = resolve(dir, name);
+        if (name.endsWith(PG_UPLOAD)) {
+          const id = basename(name, PG_UPLOAD);
+          if (!DB_ID.test(id) || next.has(id)) continue;
+          const r = readPgUpload(path);
+          if (r) next.set(id, { id, engine: "postgres", version: String(r.registered), source: "upload", location: r.url });
+          continue;
+        }
         const id = basename(name, ".sqlite");
         if (!DB_ID.test(id) || next.has(id)) continue; // first one wins: uploads, then the dir in path order
         const source = path.startsWith(uploads + "/") ? "upload" : "dir";
         next.set(id, { id, engine: "sqlite", version: "", source, location: path });
       }
     }
-    // URLs registered by upload live only in memory
-    for (const e of this.entries.values()) if (e.engine === "postgres" && e.source === "upload" && !next.has(e.id)) next.set(e.id, e);
     this.entries = next;
   }
 
@@ -489,14 +510,26 @@ export class SqlService {
     if ("postgres" in u) {
       if (!this.opts.allowUrlUpload) throw new UploadError("registering PostgreSQL URLs over HTTP is off; set ASSAY_SQL_ALLOW_URL_UPLOAD=1 or list it in ASSAY_SQL_POSTGRES", 403);
       if (!/^postgres(ql)?:\/\//.test(u.postgres)) throw new UploadError("postgres must be a postgres:// or postgresql:// URL");
-      const entry: Entry = { id: u.id, engine: "postgres", version: String(Date.now()), source: "upload", location: u.postgres };
+      const registered = Date.now();
+      const entry: Entry = { id: u.id, engine: "postgres", version: String(registered), source: "upload", location: u.postgres };
       this.entries.set(u.id, entry);
+      let described: DatabaseInfo & { tables: SchemaTable[] };
       try {
-        return await this.describe(u.id);
+        described = await this.describe(u.id);
       } catch (err) {
         this.entries.delete(u.id);
         throw new UploadError(`cannot read the database at that URL: ${(err as Error).message}`);
       }
+      // Kept once it answered, as a file beside the uploaded SQLite files: every replica that
+      // shares the folder, and this one after a restart, knows the id (the URL holds a password:
+      // the file is the server's alone to read).
+      mkdirSync(this.opts.uploadDir, { recursive: true });
+      const tmp = join(this.opts.uploadDir, `.${u.id}.${randomBytes(6).toString("hex")}.tmp`);
+      writeFileSync(tmp, JSON.stringify({ url: u.postgres, registered } satisfies PgUpload) + "\n", { mode: 0o600 });
+      renameSync(tmp, join(this.opts.uploadDir, u.id + PG_UPLOAD));
+      rmSync(join(this.opts.uploadDir, `${u.id}.sqlite`), { force: true }); // what it replaced, if anything
+      this.scan(0);
+      return described;
     }
     // Checked before it is registered: a refused upload leaves no file and no entry behind.
     const maxBytes = this.opts.maxDbBytes ?? 256 * 1024 ** 2;
@@ -529,6 +562,7 @@ export class SqlService {
       for (const ext of ["-wal", "-shm", "-journal"]) rmSync(tmp + ext, { force: true });
       tables = await pool.schema(tmp, `upload:${randomBytes(6).toString("hex")}`, Math.max(this.opts.timeoutMs, 10_000), true);
       renameSync(tmp, final);
+      rmSync(join(this.opts.uploadDir, u.id + PG_UPLOAD), { force: true }); // a URL it replaced
     } catch (err) {
       for (const ext of ["", "-wal", "-shm", "-journal"]) rmSync(tmp + ext, { force: true });
       if (err instanceof UploadError) throw err;

@@ -13,6 +13,9 @@ import { startServer } from "../../src/server/start.js";
 import { PostgresEngine, UnsafeRoleError } from "../../src/sql/postgres.js";
 import { createSqlService, stoppedByLoad } from "../../src/sql/service.js";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { CASES } from "./cases.js";
 import { SCRIPT } from "./fixtures.js";
 
@@ -346,6 +349,45 @@ async function suite(c: pg.Client) {
         assert.deepEqual(r.rows, [[7, 0]]);
       } finally {
         await own.close();
+      }
+    });
+  });
+
+  describe("a PostgreSQL URL registered by upload (several replicas, one folder)", () => {
+    test("is known to every service sharing the upload folder and after a restart; a replacement is seen by all", async () => {
+      const folder = mkdtempSync(join(tmpdir(), "assay-pg-upload-"));
+      const env = { ASSAY_SQL_DIR: "/nonexistent", ASSAY_SQL_UPLOAD_DIR: folder, ASSAY_SQL_ALLOW_URL_UPLOAD: "1", ASSAY_SQL_TIMEOUT_MS: "5000" };
+      const far = () => ({ deadline: Date.now() + 30_000 });
+      const [a, b] = [createSqlService(loadConfig(env)), createSqlService(loadConfig(env))];
+      let c: ReturnType<typeof createSqlService> | null = null;
+      try {
+        const made = await a.upload({ id: "shared_pg", postgres: READER });
+        assert.equal(made.engine, "postgres");
+        assert.equal(statSync(join(folder, "shared_pg.postgres")).mode & 0o777, 0o600, "the URL holds a password: the server's alone");
+        // The other replica: listed, described, and its gold queries run there.
+        assert.deepEqual(b.list().filter((d) => d.id === "shared_pg").map((d) => [d.engine, d.source, d.version]), [["postgres", "upload", made.version]]);
+        const r = await b.goldQuery("shared_pg", "SELECT count(*) FROM singer", far());
+        assert.ok(r.ok, JSON.stringify(r));
+        // A restart (a new service on the same folder) still knows it.
+        c = createSqlService(loadConfig(env));
+        assert.equal(c.database("shared_pg").engine, "postgres");
+        // Replaced by a SQLite script on one replica: every replica sees the SQLite database, and the URL is gone.
+        await b.upload({ id: "shared_pg", script: "CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1), (2);", replace: true });
+        await new Promise((r) => setTimeout(r, 1_100)); // each service re-reads the folder at most once a second
+        for (const s of [a, b, c]) {
+          const seen = await s.goldQuery("shared_pg", "SELECT count(*) FROM t", far());
+          assert.ok(seen.ok && seen.rows[0][0] === 2, JSON.stringify(seen));
+          assert.equal(s.database("shared_pg").engine, "sqlite");
+        }
+        assert.throws(() => statSync(join(folder, "shared_pg.postgres")), "the replaced URL's file is removed");
+        // And back: a URL replacing the SQLite upload is a new version everywhere.
+        const again = await a.upload({ id: "shared_pg", postgres: READER, replace: true });
+        assert.notEqual(again.version, made.version);
+        await new Promise((r) => setTimeout(r, 1_100)); // each service re-reads the folder at most once a second
+        for (const s of [a, b, c]) assert.equal(s.database("shared_pg").engine, "postgres");
+      } finally {
+        await Promise.all([a.close(), b.close(), c?.close()]);
+        rmSync(folder, { recursive: true, force: true });
       }
     });
   });
