@@ -274,3 +274,29 @@ for (const [name, open] of [["docker", () => openDockerForTests(2)], ["bwrap", (
     });
   });
 }
+
+/**
+ * bwrap's warm slots are started ahead (warmUp, which the server calls at start-up, as the docker
+ * pool fills), fork server and all: the first tests on every slot find a process forked for them.
+ */
+describe("bwrap: warmUp starts every slot's warm sandbox and fork server ahead of the first runs", async () => {
+  const opened = await openBwrapForTests(2);
+  const sb = opened.sandbox as BwrapSandbox | null;
+  const skip = opened.skip || (sb && sb.warm !== true ? `no warm slots here: ${sb.warm}` : false);
+  after(() => sb?.close());
+  test("two runs at once after warmUp: each on its own slot, each process forked before the runs were sent", { skip }, async () => {
+    await (sb as { warmUp?: () => Promise<void> }).warmUp?.();
+    await new Promise((r) => setTimeout(r, 1500));
+    const AGE = String.raw`
+import os
+st = open("/proc/self/stat").read().rsplit(")", 1)[1].split()
+up = float(open("/proc/uptime").read().split()[0])
+print(open("/proc/1/stat").read().rsplit(")", 1)[1].split()[19], up - int(st[19]) / os.sysconf("SC_CLK_TCK"))
+`;
+    const rs = await Promise.all([0, 1].map(() => sb!.run({ language: "python", code: AGE, limits: LIMITS })));
+    for (const r of rs) assert.equal(r.status, "finished", `${r.message ?? ""} ${r.stderr}`);
+    const seen = rs.map((r) => r.stdout.trim().split(" "));
+    assert.notEqual(seen[0][0], seen[1][0], "both runs went to one slot");
+    for (const [, age] of seen) assert.ok(Number(age) >= 1.0, `a run's process is ${Number(age).toFixed(3)} s old: its slot started when the run came`);
+  });
+});
