@@ -17,7 +17,12 @@
  * And the memory a warm bwrap slot holds (its runner and fork server: PSS, from smaps_rollup).
  * Prints tests/s, p50 and p99 per cell, and the ratios against (a), (b) and (f). Targets:
  * (c), (d) >= 2x (a) at 16 and 128 concurrent, p50 < 3 ms at 1; (c) >= 10x (b); (g), (h) per
- * test <= 1.2x (f). Usage: npx tsx bench/code.ts [--quick] [--ways a,c,d,f,g,h] (default: all);
+ * test <= 1.2x (f). Both backends run the same number of slots (the pool), started ahead
+ * (docker fills its pool, bwrap's warmUp starts its slots and their fork servers).
+ * Usage: npx tsx bench/code.ts [--quick] [--ways a,c,d,f,g,h] (default: all);
+ * npx tsx bench/code.ts --latency [--n 200]: one test at a time on each backend, where its time
+ * goes (the runner's phases, the channel, the host) and what /reward adds on top (an in-process
+ * server, the code verifier, the same program as one stdin/stdout test);
  * npx tsx bench/code.ts --humaneval [...] runs bench/code-humaneval.ts instead (HumanEval-shaped
  * items through /reward/batch against bare runs).
  */
@@ -100,7 +105,10 @@ async function main() {
     return r.stdout;
   };
   if (want("c")) ways.push({ name: `(c) assay docker (pool ${pool}, fork server)`, run: sbRun(d.sandbox), counts: big, cpu: "docker" });
-  const b = await openBwrap({ ...config, poolSize: Math.max(128, pool) });
+  // As many slots as docker's pool (128 slots on two cores once made the 128-concurrent cell
+  // start 128 warm slots, two interpreter starts each, inside its 256 tests), started ahead.
+  const b = await openBwrap({ ...config, poolSize: pool });
+  await b.sandbox?.warmUp();
   if (b.sandbox && want("d")) ways.push({ name: `(d) assay bwrap (${b.sandbox.warm === true ? "warm slots, fork server" : "a sandbox per run"})`, run: sbRun(b.sandbox), counts: big, cpu: "bwrap" });
   else if (!b.sandbox) console.log(`(d) skipped: ${b.note}`);
   // (e): warm idle containers, one `exec` per test through the Engine API.
@@ -264,10 +272,111 @@ function warmSlotMemory(sb: import("../sandbox/bwrap/index.js").BwrapSandbox): s
   return `memory per warm bwrap slot (python image, ${per.length} slots up after the (d) row): PSS median ${med(per.map((p) => p.pss)).toFixed(1)} MiB, max ${Math.max(...per.map((p) => p.pss)).toFixed(1)} MiB; RSS median ${med(per.map((p) => p.rss)).toFixed(1)} MiB; processes per slot ${med(per.map((p) => p.procs))}`;
 }
 
+/**
+ * --latency: one test at a time, `n` of each after a warm-up, on docker and bwrap: the sandbox
+ * API's p50 (the backend's run call), split into the runner's phases (ms since it read the job:
+ * `files` written, program `started` (handed to the pre-forked process, clocks running),
+ * `exited`, outcome `collected`, leftovers `swept`, scratch `wiped`), the channel (the job's
+ * line out and the reply back, less the runner's time) and the host's own share; then the same
+ * program as a one-test item through POST /reward (in-process server) and the p50 it adds.
+ */
+async function latency() {
+  const n = Number(process.argv[process.argv.indexOf("--n") + 1]) || 200;
+  const { Worker } = await import("../sandbox/docker/worker.js");
+  const { WarmSlot } = await import("../sandbox/bwrap/warm.js");
+  const { createRuntime } = await import("../src/core/runtime.js");
+  const { createApp } = await import("../src/server/app.js");
+  const pino = (await import("pino")).default;
+  let phases: [string, number][][] = [];
+  let channel: number[] = [];
+  for (const C of [Worker, WarmSlot] as unknown as { prototype: { exec: (job: any, ...a: unknown[]) => Promise<any> } }[]) {
+    const orig = C.prototype.exec;
+    C.prototype.exec = async function (this: unknown, job: any, ...a: unknown[]) {
+      job.phases = true;
+      const t = performance.now();
+      const r = await orig.call(this, job, ...a);
+      if (r.phases) {
+        phases.push(r.phases);
+        channel.push(performance.now() - t - r.phases[r.phases.length - 1][1]);
+      }
+      return r;
+    };
+  }
+  const med = (xs: number[]) => [...xs].sort((x, y) => x - y)[xs.length >> 1] ?? NaN;
+  const load = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+  const lines: string[] = [];
+  for (const kind of ["docker", "bwrap"] as const) {
+    const env = { ...process.env, ASSAY_SANDBOX: kind, ASSAY_SANDBOX_POOL: "2", ASSAY_LOG_LEVEL: "warn", ASSAY_DATA_DIR: ":memory:" };
+    const runtime = await createRuntime(loadConfig(env), { log: pino({ level: "warn" }), only: ["code"] });
+    await runtime.warmUp();
+    const sb = (await runtime.services.sandbox())!;
+    const once = async () => {
+      const r = await sb.run({ language: "python", code: PROGRAM, stdin: STDIN, limits: { wallMs: 30_000, cpuMs: 10_000 } });
+      if (r.stdout.trim() !== EXPECT) throw new Error(`${kind}: ${r.status} ${r.message ?? ""} ${r.stderr.slice(-300)}`);
+    };
+    for (let i = 0; i < 20; i++) await once();
+    phases = [];
+    channel = [];
+    const l0 = load();
+    const box0 = sandboxCpuMs(kind);
+    const me0 = process.cpuUsage();
+    const ts: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const t = performance.now();
+      await once();
+      ts.push(performance.now() - t);
+    }
+    const me = process.cpuUsage(me0);
+    const box1 = sandboxCpuMs(kind);
+    const hostCpu = (me.user + me.system) / 1000 / n;
+    const boxCpu = box0 && box1 && box0.ids === box1.ids ? (box1.ms - box0.ms) / n : NaN;
+    const names = phases[0].map(([name]) => name);
+    let prev = 0;
+    const split = names.map((name, i) => {
+      const at = med(phases.map((p) => p[i]?.[1] ?? NaN));
+      const part = `${name} +${(at - prev).toFixed(2)}`;
+      prev = at;
+      return part;
+    });
+    const runnerMs = med(phases.map((p) => p[p.length - 1][1]));
+    lines.push(`${kind} sandbox API, ${n} tests one at a time: p50 ${med(ts).toFixed(2)} ms, p10 ${ts.sort((x, y) => x - y)[Math.floor(n / 10)].toFixed(2)} ms; ` +
+      `runner ${runnerMs.toFixed(2)} ms (${split.join(", ")}), channel ${med(channel).toFixed(2)} ms, host ${(med(ts) - runnerMs - med(channel)).toFixed(2)} ms; ` +
+      `CPU per test: host ${hostCpu.toFixed(2)} ms, sandbox ${boxCpu.toFixed(2)} ms; load average ${l0} -> ${load()}`);
+    // The same program as one test of a code item, through POST /reward.
+    const http = createApp(runtime).app.listen(0, "127.0.0.1");
+    await new Promise((r) => http.once("listening", r));
+    const url = `http://127.0.0.1:${(http.address() as { port: number }).port}/reward`;
+    const item = { verifier: "code", response: "```python\n" + PROGRAM + "```", reference: { inputs: [STDIN], outputs: [EXPECT + "\n"] } };
+    const post = async () => {
+      const r = await (await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(item) })).json();
+      if (r.reward !== 1) throw new Error(`${kind} /reward: ${JSON.stringify(r).slice(0, 300)}`);
+    };
+    for (let i = 0; i < 20; i++) await post();
+    const rs: number[] = [];
+    const m0 = process.cpuUsage();
+    for (let i = 0; i < n; i++) {
+      const t = performance.now();
+      await post();
+      rs.push(performance.now() - t);
+    }
+    const m = process.cpuUsage(m0);
+    lines.push(`${kind} POST /reward (code, one stdin/stdout test), ${n} one at a time: p50 ${med(rs).toFixed(2)} ms (+${(med(rs) - med(ts)).toFixed(2)} ms over the sandbox API); ` +
+      `host CPU per request ${((m.user + m.system) / 1000 / n).toFixed(2)} ms (server and client, one process); load average ${load()}`);
+    http.close();
+    await runtime.close();
+  }
+  console.log(lines.join("\n"));
+}
+
 // --humaneval: HumanEval-shaped items through /reward/batch against the same programs run bare
 // (bench/code-humaneval.ts); otherwise the four ways above.
 if (process.argv.includes("--humaneval")) {
   await import("./code-humaneval.js");
+} else if (process.argv.includes("--latency")) {
+  latency().then(() => process.exit(0), (e) => {
+    console.error(e);
+    process.exit(1);
+  });
 } else {
   main().catch((e) => {
     console.error(e);

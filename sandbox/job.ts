@@ -25,6 +25,8 @@ export interface RunnerJob {
   compileOnly?: boolean;
   /** Python: the modules the warm interpreter imports when it starts (the first Python run of a container or slot). */
   preload?: string[];
+  /** Send back where the run's time went inside the runner (`phases`: [name, ms since the job was read]); bench/code.ts --phases. */
+  phases?: boolean;
 }
 
 export function limitsOf(req: RunRequest, cap?: Partial<RunLimits>): RunLimits {

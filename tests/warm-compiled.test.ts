@@ -66,6 +66,20 @@ describe("compiled programs on warm bwrap slots", { skip }, () => {
     }
   });
 
+  test("a program compiled on one slot is not compiled again on another: the host's cache seeds the new slot's", async () => {
+    const code = PROBE.replace("int main() {", `// seeded ${Date.now()}\nint main() {`);
+    const run = (n: number) => sb!.run({ language: "cpp", code, stdin: `${n}\n`, limits: LIMITS, compileWallMs: 60_000 });
+    const first = await run(5);
+    assert.equal(parse(first).sum, 15);
+    assert.ok((first.compile?.wallMs ?? 0) > 0, "the first test compiled");
+    // Two tests at once: one on the slot that compiled it, the other on the second slot.
+    const both = await Promise.all([run(6), run(7)]);
+    const starts = both.map((r) => parse(r).start);
+    assert.notEqual(starts[0], starts[1], "the two tests ran on two slots");
+    for (const r of both) assert.equal(r.compile?.wallMs, 0, `a slot compiled the program again (${r.compile?.wallMs} ms)`);
+    assert.deepEqual(both.map((r) => parse(r).sum), [21, 28]);
+  });
+
   test("a test runs under the program's memory limit, not the compiler's", async () => {
     const hog = "#include <cstdio>\n#include <vector>\nint main(){ std::vector<char> v(400u << 20, 1); printf(\"%d\\n\", (int)v[12345]); }\n";
     const r = await sb!.run({ language: "cpp", code: hog, limits: { ...LIMITS, memoryMb: 128 }, compileWallMs: 60_000 });

@@ -90,6 +90,28 @@ function suite(name: string, open: () => Promise<Opened>) {
         assert.equal(randoms.size, 2, "two runs drew the same first random number: the random state is shared");
       });
 
+      test("a Python run's process is forked between runs, before its job arrives, and a run costs no fork of the runner", async () => {
+        // Its start time against the clock: forked right after the previous reply (the fork server
+        // pre-forks), not when the job came. And the pids the slot's namespace handed out between
+        // two runs: the fork server's middle process and the run, nothing else (the leftover
+        // check reads /proc in the runner instead of forking it per run).
+        const AGE = String.raw`
+import os
+st = open("/proc/self/stat").read().rsplit(")", 1)[1].split()
+up = float(open("/proc/uptime").read().split()[0])
+print(os.getpid(), up - int(st[19]) / os.sysconf("SC_CLK_TCK"))
+`;
+        const first = await run(AGE);
+        assert.equal(first.status, "finished", `${first.message ?? ""} ${first.stderr}`);
+        await new Promise((r) => setTimeout(r, 1500));
+        const second = await run(AGE);
+        assert.equal(second.status, "finished", `${second.message ?? ""} ${second.stderr}`);
+        const [p1] = first.stdout.trim().split(" ").map(Number);
+        const [p2, age] = second.stdout.trim().split(" ").map(Number);
+        assert.ok(age >= 1.0, `the run's process is ${age.toFixed(3)} s old: it was forked when its job came, not ahead`);
+        assert.equal(p2 - p1, 2, `${p2 - p1} processes were started between two runs (pids ${p1}, ${p2})`);
+      });
+
       test("a correct program that uses multiprocessing (semaphores in /dev/shm) scores as it would bare", async () => {
         // The warm bwrap slot once had root's 0755 /dev/shm: multiprocessing.Lock() failed with
         // PermissionError for the program's uid 65534, a correct program earning 0.
@@ -252,3 +274,29 @@ for (const [name, open] of [["docker", () => openDockerForTests(2)], ["bwrap", (
     });
   });
 }
+
+/**
+ * bwrap's warm slots are started ahead (warmUp, which the server calls at start-up, as the docker
+ * pool fills), fork server and all: the first tests on every slot find a process forked for them.
+ */
+describe("bwrap: warmUp starts every slot's warm sandbox and fork server ahead of the first runs", async () => {
+  const opened = await openBwrapForTests(2);
+  const sb = opened.sandbox as BwrapSandbox | null;
+  const skip = opened.skip || (sb && sb.warm !== true ? `no warm slots here: ${sb.warm}` : false);
+  after(() => sb?.close());
+  test("two runs at once after warmUp: each on its own slot, each process forked before the runs were sent", { skip }, async () => {
+    await (sb as { warmUp?: () => Promise<void> }).warmUp?.();
+    await new Promise((r) => setTimeout(r, 1500));
+    const AGE = String.raw`
+import os
+st = open("/proc/self/stat").read().rsplit(")", 1)[1].split()
+up = float(open("/proc/uptime").read().split()[0])
+print(open("/proc/1/stat").read().rsplit(")", 1)[1].split()[19], up - int(st[19]) / os.sysconf("SC_CLK_TCK"))
+`;
+    const rs = await Promise.all([0, 1].map(() => sb!.run({ language: "python", code: AGE, limits: LIMITS })));
+    for (const r of rs) assert.equal(r.status, "finished", `${r.message ?? ""} ${r.stderr}`);
+    const seen = rs.map((r) => r.stdout.trim().split(" "));
+    assert.notEqual(seen[0][0], seen[1][0], "both runs went to one slot");
+    for (const [, age] of seen) assert.ok(Number(age) >= 1.0, `a run's process is ${Number(age).toFixed(3)} s old: its slot started when the run came`);
+  });
+});

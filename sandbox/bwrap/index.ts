@@ -11,7 +11,7 @@
  * processes; when the program's first process exits, the pid namespace dies and takes every
  * leftover process with it. Wall time and output are capped from outside (sandbox/process.ts).
  */
-import { rm } from "node:fs/promises";
+import { rm, cp, mkdir, rename, lstat, readdir } from "node:fs/promises";
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, renameSync, chownSync, writeFileSync, cpSync, mkdtempSync, chmodSync, readdirSync, readFileSync, statSync, lstatSync } from "node:fs";
 import { join, dirname, normalize } from "node:path";
@@ -54,6 +54,35 @@ export interface BwrapOptions {
   preload?: string[];
   /** Told what an operator should fix (a preloaded module that does not import); the server logs it as a warning. */
   onWarning?: (message: string) => void;
+}
+
+/** The biggest compiled program a slot's cache is seeded with or gives the host (the runner caches up to half its 24 MiB). */
+const SEED_MAX_BYTES = 12 << 20;
+
+/**
+ * Bytes in a file or a directory tree of plain files, or -1 when it holds anything else (a link,
+ * a device) or passes `max` (checked as it goes: linear, bounded).
+ */
+export async function plainTreeBytes(p: string, max: number): Promise<number> {
+  let total = 0;
+  const walk = async (q: string): Promise<boolean> => {
+    let st;
+    try {
+      st = await lstat(q);
+    } catch {
+      return false;
+    }
+    if (st.isFile()) {
+      total += st.size;
+      return total <= max;
+    }
+    if (!st.isDirectory()) return false;
+    for (const name of await readdir(q).catch(() => null) ?? [null]) {
+      if (name === null || !(await walk(join(q, name)))) return false;
+    }
+    return true;
+  };
+  return (await walk(p)) ? total : -1;
 }
 
 /** Memory a warm slot's runner and fork server hold beside a run (MiB), added to its cgroup's limit. */
@@ -320,6 +349,34 @@ export class BwrapSandbox implements Sandbox {
     return { ...r, cpuMs: meter.cpuMs(), waitMs: meter.waitMs() };
   }
 
+  /**
+   * Starts python's warm slots now, as the docker backend fills its pool at start-up, rather
+   * than in the first runs: each free slot without a warm sandbox gets one, and its fork server
+   * (one trivial Python job, `pass`, whose outcome is dropped). A slot's start is a bubblewrap
+   * sandbox and two interpreter starts (≈ 40 ms of CPU); 128 of them started inside a burst of
+   * 256 tests were most of bwrap's CPU at 128 concurrent (bench/README.md). Resolves once every
+   * one has started or failed (a slot that fails is started by its first run, as before).
+   */
+  async warmUp(): Promise<void> {
+    const spec = specOf("python");
+    const rootfs = spec?.image && this.rootfs[spec.image];
+    if (this.warm !== true || !spec || !rootfs) return;
+    const slots = this.free.filter((s) => !this.warmSlots[s]);
+    for (const s of slots) this.free.splice(this.free.indexOf(s), 1);
+    const req: RunRequest = { language: "python", code: "pass" };
+    const job = makeJob(req, spec, limitsOf(req, { memoryMb: this.opts.memoryMb, pids: this.opts.pids }), this.opts.preload);
+    await Promise.all(slots.map(async (slot) => {
+      try {
+        const w = await this.warmSlot(slot, spec.image!, rootfs);
+        if (w) await this.warmStep(slot, w, job, job.limits, jobHardWallMs(job) + 30_000);
+      } catch {
+        /* its first run starts it */
+      } finally {
+        this.release(slot);
+      }
+    }));
+  }
+
   async run(req: RunRequest): Promise<RunOutcome> {
     const spec = specOf(req.language);
     const rootfs = spec?.image && this.rootfs[spec.image];
@@ -445,6 +502,11 @@ export class BwrapSandbox implements Sandbox {
     if (!w) return undefined;
     let compiled: RunOutcome["compile"] | undefined;
     const comp = job.compile;
+    if (comp && !w.compiled.has(comp.key) && (await this.seedSlot(w, comp.key))) {
+      // Compiled before on another slot (or a fresh sandbox): the host's cache seeded this one's.
+      if (w.compiled.size >= 256) w.compiled.clear();
+      w.compiled.add(comp.key);
+    }
     if (comp && !w.compiled.has(comp.key)) {
       const c = await this.warmStep(slot, w, { ...job, compileOnly: true }, comp.limits, comp.limits.hardWallMs + 30_000, signal);
       if ("outcome" in c) return c.outcome;
@@ -459,6 +521,7 @@ export class BwrapSandbox implements Sandbox {
       if (w.compiled.size >= 256) w.compiled.clear();
       w.compiled.add(comp.key);
       compiled = outcomeOf(c.reply, job).compile;
+      await this.keepFromSlot(w, comp.key);
     }
     const r = await this.warmStep(slot, w, job, job.limits, jobHardWallMs(job) + 30_000, signal);
     if ("outcome" in r) return r.outcome;
@@ -503,6 +566,47 @@ export class BwrapSandbox implements Sandbox {
         return { outcome: { status: "memory_limit", exitCode: null, signal: "SIGKILL", stdout: "", stderr: "", truncated: false, wallMs: performance.now() - t0, cpuMs: null, message: "the program's memory use took down its sandbox" } };
       }
       return { outcome: sandboxError(`warm bwrap sandbox failed: ${(e as Error).message}`, performance.now() - t0) };
+    }
+  }
+
+  /**
+   * Copies a compiled program from the host's cache (content-addressed: the compile key hashes
+   * the image, compiler, flags, environment and every file) into a warm slot's runner cache, so
+   * only the first slot that gets a program compiles it: every other slot it lands on finds it
+   * there (its tmpfs, reached through /proc/<runner>/root; root-only, as the runner keeps it).
+   * False where there is nothing to seed, or it cannot be done (the slot then compiles).
+   */
+  private async seedSlot(w: WarmSlot, key: string): Promise<boolean> {
+    const host = join(this.base, "cache", key);
+    const dir = w.rootPath("/sandbox/cache");
+    if (!dir || !existsSync(host) || (await plainTreeBytes(host, SEED_MAX_BYTES)) < 0) return false;
+    const partial = `${dir}/${key}.seed`;
+    try {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      await cp(host, partial, { recursive: true });
+      await rename(partial, `${dir}/${key}`);
+      return !w.dead;
+    } catch {
+      await rm(partial, { recursive: true, force: true }).catch(() => {});
+      return false;
+    }
+  }
+
+  /**
+   * Keeps what a warm slot compiled in the host's cache (whole or not at all: copied under a
+   * temporary name, then renamed), for seedSlot and the fresh-sandbox path. Only plain files and
+   * directories within SEED_MAX_BYTES (the runner caches nothing bigger), never a link.
+   */
+  private async keepFromSlot(w: WarmSlot, key: string): Promise<void> {
+    const src = w.rootPath(`/sandbox/cache/${key}`);
+    const dest = join(this.base, "cache", key);
+    if (!src || existsSync(dest) || (await plainTreeBytes(src, SEED_MAX_BYTES)) < 0) return;
+    const partial = `${dest}.${process.pid}.${++this.runs}.partial`;
+    try {
+      await cp(src, partial, { recursive: true });
+      renameSync(partial, dest);
+    } catch {
+      await rm(partial, { recursive: true, force: true }).catch(() => {});
     }
   }
 

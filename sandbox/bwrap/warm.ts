@@ -79,6 +79,9 @@ export function warmArgv(s: WarmSpec): string[] {
     "--setenv", "ASSAY_SCRATCH", "/sandbox", "--setenv", "ASSAY_IN_SANDBOX", "1",
     ...CAPS.flatMap((c) => ["--cap-add", c]),
     ...(s.seccomp ? ["--seccomp", "3"] : []),
+    // The runner's pid on the host: its root filesystem (/proc/<pid>/root) is where the host
+    // seeds its compile cache and takes a compiled program from (WarmSlot.rootPath).
+    "--info-fd", "4",
     "--",
     "python3", "-u", "-c", s.program ?? runnerSourceText(),
   ];
@@ -106,11 +109,13 @@ export class WarmSlot {
   private pending: Pending | null = null;
   private stderrTail = "";
   private readonly child: ChildProcess;
+  /** The runner's pid on the host (bwrap's --info-fd), once bwrap has said it. */
+  private hostPid?: number;
 
   constructor(readonly spec: WarmSpec) {
     const argv = warmArgv(spec);
     this.child = spawn(argv[0], argv.slice(1), {
-      stdio: ["pipe", "pipe", "pipe", ...(spec.seccomp ? ["pipe" as const] : [])],
+      stdio: ["pipe", "pipe", "pipe", spec.seccomp ? "pipe" : "ignore", "pipe"],
       detached: true, // its own process group: one kill reaches the outer bwrap and the shell
     });
     if (spec.seccomp) {
@@ -118,6 +123,15 @@ export class WarmSlot {
       w.on("error", () => {});
       w.end(spec.seccomp);
     }
+    let info = "";
+    const infoStream = this.child.stdio[4] as NodeJS.ReadableStream;
+    infoStream.on("error", () => {});
+    infoStream.on("data", (d: Buffer) => {
+      if (this.hostPid !== undefined || info.length > 4096) return;
+      info += d.toString("utf8");
+      const m = /"child-pid":\s*(\d+)/.exec(info);
+      if (m) this.hostPid = Number(m[1]);
+    });
     let readyResolve!: () => void;
     let readyReject!: (e: Error) => void;
     this.ready = new Promise((res, rej) => {
@@ -180,6 +194,15 @@ export class WarmSlot {
       };
       this.child.stdin!.write(JSON.stringify(job) + "\n");
     });
+  }
+
+  /**
+   * A path inside the slot's own filesystem as the host reaches it (`/proc/<runner>/root/...`:
+   * the slot's tmpfs scratch is no host directory), or undefined when the slot is gone or bwrap
+   * has not said its runner's pid.
+   */
+  rootPath(inside: string): string | undefined {
+    return this.dead || this.hostPid === undefined ? undefined : `/proc/${this.hostPid}/root${inside}`;
   }
 
   /** Kills the whole sandbox (the runner is its pid 1: its namespace takes every process with it); resolves once it is gone. */

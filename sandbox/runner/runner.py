@@ -26,6 +26,12 @@ def kill_leftovers():
     to that uid, so kill(-1) reaches exactly the program's processes and never the runner."""
     if not SWEEP:
         return False
+    # Most runs leave nothing: the runner (root) reads /proc itself, and forks the sweeping child
+    # only when a process of the run uid is there (a fork of the runner per run cost more than
+    # the run's own fork).
+    reap_all()
+    if not _run_uid_processes():
+        return False
     # The program's killed processes are zombies of ours (we are the container's pid 1) until
     # reaped, and they still count against the pids limit: a fork bomb leaves the cgroup full,
     # so reap first and retry a fork that fails with EAGAIN. If none succeeds, report leftovers:
@@ -380,14 +386,18 @@ for _m in PRELOAD:
         SKIPPED.append("%s (%s: %s)" % (_m, type(_e).__name__, str(_e)[:200]))
 sock.send(b"ready" + json.dumps(SKIPPED[:20]).encode())
 def serve():
+    # Forks the next run's process ahead, each time the runner asks ("fork"): a middle process
+    # forks it and exits, so it is the runner's child (the runner reaps it); it waits, as root and
+    # holding nothing of any run, on a channel of its own, which goes to the runner with its pid.
+    # The fork is then done between runs, not while a run waits for it.
     while True:
         try:
-            msg, fds, _, _ = socket.recv_fds(sock, 1 << 16, 3)
+            msg = sock.recv(64)
         except OSError:
             os._exit(0)
         if not msg:
             os._exit(0)
-        req = json.loads(msg)
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         r, w = os.pipe()
         go_r, go_w = os.pipe()
         try:
@@ -403,16 +413,18 @@ def serve():
             if pid == 0:
                 os.close(w)
                 os.close(go_w)
+                mine.close()
                 # Not before the middle process is gone: the run is then the runner's child, and
                 # sees no process of the fork server's but the server itself.
                 if os.read(go_r, 1) != b"g":
                     os._exit(127)
                 os.close(go_r)
-                return req, fds
+                return theirs
             os.write(w, str(pid).encode())
             os._exit(0)
         os.close(w)
         os.close(go_r)
+        theirs.close()
         got = b""
         if mid > 0:
             while True:
@@ -427,9 +439,34 @@ def serve():
                 got = b""  # no run is waiting for it
         os.close(go_w)
         os.close(r)
-        for fd in fds:
-            os.close(fd)
-        sock.send(got or b"-1")
+        try:
+            if got:
+                socket.send_fds(sock, [got], [mine.fileno()])
+            else:
+                sock.send(b"-1")
+        except OSError:
+            os._exit(0)
+        mine.close()
+
+def wait_job(ch):
+    # The pre-forked process: nothing open but its channel until the runner sends its run (the
+    # run's limits, directory, environment and pipes); it says it has them, then becomes the run.
+    sock.close()
+    keep = ch.fileno()
+    os.closerange(3, keep)
+    os.closerange(keep + 1, 65536)
+    try:
+        msg, fds, _, _ = socket.recv_fds(ch, 1 << 16, 3)
+    except OSError:
+        os._exit(0)
+    if not msg or len(fds) != 3:
+        os._exit(0)
+    try:
+        ch.send(b"k")
+    except OSError:
+        os._exit(0)
+    ch.close()
+    return json.loads(msg), fds
 
 def become(req, fds):
     try:
@@ -537,7 +574,7 @@ def run(req):
             code = code or 120
     os._exit(code)
 
-become(*serve())
+become(*wait_job(serve()))
 """
 
 
@@ -549,6 +586,8 @@ class Zygote:
         self.sock = None
         self.pid = None
         self.tried = False
+        # Whether a pre-forked process was asked for and not yet taken.
+        self.asked = False
         # The preloaded modules that did not import ("name (Error: why)"), once, in the reply of
         # the run that started the fork server: the host logs them.
         self.skipped = []
@@ -599,6 +638,7 @@ class Zygote:
                 self.skipped = []
             mine.settimeout(None)
             self.sock, self.pid = mine, pid
+            self.prefork()
         except Exception:
             try:
                 mine.close()
@@ -606,20 +646,61 @@ class Zygote:
                 pass
             self.sock = None
 
-    def spawn(self, script, cwd, fds, env, cpu_s, mem, nproc):
+    def prefork(self):
+        """Asks the fork server for the next run's process now (after a reply, while the host
+        sends the next job): a run then starts without waiting for a fork."""
+        if self.sock is None or self.asked:
+            return
+        try:
+            self.sock.send(b"fork")
+            self.asked = True
+        except OSError:
+            self.close()
+
+    def take(self):
+        """The pre-forked process for this run, (pid, channel), or None where there is none."""
         if self.sock is None:
             return None
+        self.prefork()
+        if not self.asked:
+            return None
+        import socket
+        try:
+            msg, fds, _, _ = socket.recv_fds(self.sock, 64, 1)
+            self.asked = False
+            pid = int(msg)
+        except (OSError, ValueError):
+            self.close()
+            return None
+        if pid <= 0 or not fds:
+            for fd in fds:
+                os.close(fd)
+            return None
+        return pid, socket.socket(fileno=fds[0])
+
+    def spawn(self, taken, script, cwd, fds, env, cpu_s, mem, nproc):
+        """Hands the run to the pre-forked process; its pid once it has the run, else None (it
+        is then killed and reaped, and the run is forked and exec'd instead)."""
+        pid, ch = taken
         import socket
         req = {"script": script, "cwd": cwd, "env": env, "cpu_s": cpu_s, "mem": mem, "nproc": nproc,
                "uid": RUN_UID if IS_ROOT else None, "nice": SWEEP}
         try:
-            socket.send_fds(self.sock, [json.dumps(req).encode()], fds)
-            got = self.sock.recv(64)
-            pid = int(got)
-        except (OSError, ValueError):
-            self.close()
-            return None
-        return pid if pid > 0 else None
+            socket.send_fds(ch, [json.dumps(req).encode()], fds)
+            ch.settimeout(10)
+            ok = ch.recv(1) == b"k"
+        except OSError:
+            ok = False
+        finally:
+            ch.close()
+        if ok:
+            return pid
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except OSError:
+            pass
+        return None
 
     def close(self):
         if self.sock is not None:
@@ -628,6 +709,7 @@ class Zygote:
             except OSError:
                 pass
         self.sock = None
+        self.asked = False
 
 
 ZYG = Zygote()
@@ -646,8 +728,10 @@ def spawn(argv, cwd, stdin, lim, extra_env=None, oom=None, warm=False, preload=(
     wall = lim["wallMs"] / 1000.0
     hard = max(wall, lim.get("hardWallMs", lim["wallMs"]) / 1000.0)
     cpu_cap_ns = int(lim["cpuMs"]) * 1_000_000
+    taken = None
     if argv == ["python3", "main.py"] and warm:
         ZYG.start(preload, extra_env)
+        taken = ZYG.take()  # (before the run's clocks start: the fork was between runs)
     r_in, w_in = os.pipe()
     r_out, w_out = os.pipe()
     r_err, w_err = os.pipe()
@@ -657,11 +741,12 @@ def spawn(argv, cwd, stdin, lim, extra_env=None, oom=None, warm=False, preload=(
     me0 = self_cpu_ns()
     t0 = time.monotonic()
     pid = None
-    if argv == ["python3", "main.py"] and warm:
+    mark("started")
+    if taken:
         env = dict(ENV, HOME=cwd, TMPDIR=cwd)
         env.update(extra_env or {})
         nproc = int(lim["nproc"]) if lim.get("nproc") else 0
-        pid = ZYG.spawn("main.py", cwd, [r_in, w_out, w_err], env, cpu_s, mem, nproc)
+        pid = ZYG.spawn(taken, "main.py", cwd, [r_in, w_out, w_err], env, cpu_s, mem, nproc)
     if pid is None:
         pid = os.fork()
     if pid == 0:
@@ -742,6 +827,7 @@ def spawn(argv, cwd, stdin, lim, extra_env=None, oom=None, warm=False, preload=(
         events = poller.poll(max(1, int(timeout * 1000) + 1))
         for fd, ev in events:
             if fd == pidfd:
+                mark("exited")
                 # A zombie's schedstat is still there and final: take its last tick now, before
                 # the reap below loses it.
                 meter.sample()
@@ -791,6 +877,7 @@ def spawn(argv, cwd, stdin, lim, extra_env=None, oom=None, warm=False, preload=(
                 break
             time.sleep(0.001)
     meter.sample()
+    mark("collected")
     wait_ms = min(wall_ms, meter.wait_ns / 1e6)
     tree = tree_cpu_ns()
     os.close(pidfd)
@@ -858,10 +945,19 @@ def write_files(root, files):
 
 
 COUNTER = [0]
+# Where a run's time goes inside the runner (ms since the job was read, by phase): sent back when
+# the job asks (`phases`), for bench/code.ts --phases; sandbox/README.md has the figures.
+PHASES = []
+
+
+def mark(name):
+    PHASES.append((name, time.perf_counter()))
 
 
 def handle(job):
     COUNTER[0] += 1
+    del PHASES[:]
+    mark("read")
     work = os.path.join(SCRATCH, "run")
     if os.path.exists(work) and not wipe(work):
         return {"status": "sandbox_error", "message": "runner: the last run's files could not be removed", "tainted": True}
@@ -907,6 +1003,7 @@ def handle(job):
                            "truncated": False, "wallMs": 0, "cpuMs": 0,
                            "cached": bool(cache) and os.path.exists(cache), "tainted": result.get("tainted", False)})
             return result
+        mark("files")
         r = spawn(argv, work, job.get("stdin") or "", job["limits"], job.get("env"), job.get("oom"), warm=not comp, preload=job.get("preload") or ())
         tainted = result.get("tainted", False)
         result.update(r)
@@ -915,6 +1012,7 @@ def handle(job):
         if kill_leftovers():
             tainted = True
             result["leftover"] = True
+        mark("swept")
         if r["status"] in ("time_limit", "memory_limit") or r["signal"] == "SIGKILL":
             tainted = True
         result["tainted"] = tainted
@@ -924,6 +1022,9 @@ def handle(job):
         if not wipe(work):
             result["tainted"] = True
         wipe_ipc()
+        if job.get("phases"):
+            mark("wiped")
+            result["phases"] = [[n, round((t - PHASES[0][1]) * 1000, 3)] for n, t in PHASES]
 
 
 def main():
@@ -947,6 +1048,8 @@ def main():
         res["id"] = job.get("id")
         out.write(json.dumps(res).encode() + b"\n")
         out.flush()
+        # The next Python run's process, forked while the host reads this reply and sends the next job.
+        ZYG.prefork()
 
 
 if __name__ == "__main__":
