@@ -90,6 +90,12 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** What the ledger expects the task to take at most, ms (admission); default the limit. */
   expectMs?: number;
+  /**
+   * Goes in the same message, to the same process, as the task queued just before it, where that
+   * one is still queued when they are sent (the cold path's gold and model query: the model's
+   * result is digested against the gold's kept there).
+   */
+  withPrevious?: boolean;
 }
 
 interface Job {
@@ -103,6 +109,8 @@ interface Job {
   /** Takes the job out of the queue when its startBy passes or its signal aborts. */
   refuse(): void;
   done: boolean;
+  /** With withPrevious: the job queued just before it. */
+  prev?: Job;
 }
 
 /** A job sent to a process: answered in order, the first unanswered one is running. */
@@ -169,6 +177,8 @@ export class SqlitePool {
   /** Messages sent to the processes, and tasks taken back from behind a long one (tests and the benchmark). */
   messages = 0;
   stolen = 0;
+  /** Answer messages received from the processes (each carries a slice's answers). */
+  replies = 0;
   private readonly onExit = () => {
     for (const s of this.slots) s.child.kill("SIGKILL");
     rmSync(this.dir, { recursive: true, force: true });
@@ -193,6 +203,7 @@ export class SqlitePool {
         this.pump();
         return;
       }
+      if (m.answers) this.replies++;
       for (const a of m.answers ?? []) {
         const head = slot.sent[0];
         if (!head || a.id !== head.id) continue; // answered in order: anything else is from a stopped task
@@ -315,7 +326,9 @@ export class SqlitePool {
       if (busy > 1 || (busy === 1 && (head.stolen || performance.now() - slot.headAt >= STEAL_MS / 2 || head.job.task.kind !== "query"))) continue;
       const batch: Sent[] = [];
       const take = Math.max(1, Math.min(MAX_BATCH - busy, share));
-      while (batch.length < take && this.queue.length) {
+      // a job pinned to the one just taken goes with it, past `take`
+      const pinned = () => batch.length > 0 && this.queue[0].prev === batch[batch.length - 1].job && this.queue[0].task.kind === "query";
+      while (this.queue.length && (batch.length < take || pinned())) {
         const job = this.queue[0];
         // schema reads, checks and builds go alone, to an idle process
         if (job.task.kind !== "query" && (batch.length || busy)) break;
@@ -428,6 +441,7 @@ export class SqlitePool {
       };
       if (o.startBy !== undefined) job.queueTimer = setTimeout(job.refuse, Math.max(0, o.startBy - t0));
       o.signal?.addEventListener("abort", job.refuse, { once: true });
+      if (o.withPrevious) job.prev = this.queue[this.queue.length - 1];
       this.queue.push(job);
       this.schedulePump();
     });
@@ -462,7 +476,7 @@ export class SqlitePool {
   }
 
   get stats() {
-    return { pids: this.slots.map((s) => s.child.pid ?? 0), busy: this.slots.filter((s) => s.sent.length).length, queued: this.queue.length, completed: this.completed, killed: this.killed, messages: this.messages, stolen: this.stolen };
+    return { pids: this.slots.map((s) => s.child.pid ?? 0), busy: this.slots.filter((s) => s.sent.length).length, queued: this.queue.length, completed: this.completed, killed: this.killed, messages: this.messages, stolen: this.stolen, replies: this.replies };
   }
 
   async close(): Promise<void> {
