@@ -15,8 +15,12 @@ const ALPHA = 0.1;
 export interface Ticket {
   /** The run got its slot. */
   start(): void;
-  /** The run is over (`ran`: it started, so its length tells the typical one); idempotent. */
-  end(ran?: boolean): void;
+  /**
+   * The run is over (`ran`: it started, so its length tells the typical one); idempotent.
+   * `tookMs`: how long it ran, where the caller measured it (a run answered in a batch with others
+   * whose start was never seen here).
+   */
+  end(ran?: boolean, tookMs?: number): void;
 }
 
 export class Ledger {
@@ -43,16 +47,14 @@ export class Ledger {
         r = { limitMs, at: performance.now() };
         this.running.add(r);
       },
-      end: (ran = true) => {
+      end: (ran = true, tookMs?: number) => {
         if (over) return;
         over = true;
         this.queued.delete(q);
-        if (r) {
-          this.running.delete(r);
-          if (ran) {
-            const ms = performance.now() - r.at;
-            this.typicalMs = this.typicalMs === null ? ms : this.typicalMs + ALPHA * (ms - this.typicalMs);
-          }
+        if (r) this.running.delete(r);
+        if (ran && (r || tookMs !== undefined)) {
+          const ms = tookMs ?? performance.now() - r!.at;
+          this.typicalMs = this.typicalMs === null ? ms : this.typicalMs + ALPHA * (ms - this.typicalMs);
         }
       },
     };

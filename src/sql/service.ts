@@ -95,9 +95,14 @@ export interface QueryOptions {
   queued?: <T>(wait: Promise<T>) => Promise<T>;
   /**
    * The gold result's digest under the comparison's rule (src/sql/digest.ts): on SQLite a result
-   * with the same digest comes back without its rows (`matched`). PostgreSQL ignores it.
+   * with the same digest comes back without its rows (`matched`). PostgreSQL ignores it. `of`:
+   * the gold query's text instead, run just before (goldQuery, in this turn): the model's query
+   * goes in the same message to the same process, which digests the gold's result it kept
+   * (issue 35: the cold path in one round trip, the model's rows sent back only on a mismatch).
    */
-  digest?: DigestRule & { gold: string };
+  digest?: DigestRule & ({ gold: string } | { of: string; maxRows: number });
+  /** Keep the result in the SQLite process for a query sent after it with `digest.of` (gold queries). */
+  keep?: boolean;
 }
 
 export type Upload =
@@ -327,8 +332,15 @@ export class SqlService {
       const limit = () => (limitMs = Math.max(1, Math.min(this.opts.timeoutMs, o.deadline - Date.now())));
       try {
         const running = this.engineSqlite().query(
-          { kind: "query", path: e.location, version: e.version, sql, ...caps, ...(o.digest ? { digest: o.digest } : {}) },
-          { limitMs: limit, netMs: () => Math.max(limitMs, Math.min(limitMs * 2 + 1_000, o.deadline - Date.now())), expectMs: this.opts.timeoutMs, startBy: o.queued ? undefined : o.deadline, signal: o.signal },
+          { kind: "query", path: e.location, version: e.version, sql, ...caps, ...(o.digest ? { digest: o.digest } : {}), ...(o.keep ? { keep: true } : {}) },
+          {
+            limitMs: limit,
+            netMs: () => Math.max(limitMs, Math.min(limitMs * 2 + 1_000, o.deadline - Date.now())),
+            expectMs: this.opts.timeoutMs,
+            startBy: o.queued ? undefined : o.deadline,
+            signal: o.signal,
+            ...(o.digest && "of" in o.digest ? { withPrevious: true } : {}),
+          },
         );
         // With `queued`, the item's clock stops for the whole query: its wait for a process, and
         // its run, which the pool itself stops at what was left of the deadline, counted in CPU
@@ -481,7 +493,7 @@ export class SqlService {
       // other items may wait on it: it waits for a process as long as it takes (admission bounds
       // the queue), then runs under the service's time limit whatever is left of this item's
       const limitMs = this.opts.timeoutMs;
-      p = this.run(e, sql, { get deadline() { return Date.now() + limitMs * 2 + 1_000; }, queued: (w) => w }).then((r) => {
+      p = this.run(e, sql, { get deadline() { return Date.now() + limitMs * 2 + 1_000; }, queued: (w) => w, keep: true }).then((r) => {
         if (r.ok) {
           const { settings, ...kept } = r as PgOutcome & { ok: true };
           this.gold.set(settings === undefined ? key : keyFor(settings), kept);

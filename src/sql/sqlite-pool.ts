@@ -26,12 +26,14 @@
  * work that would wait too long.
  */
 import { fork, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
+import { closeSync, existsSync, mkdtempSync, openSync, readSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Ledger, type Ticket } from "../../sandbox/load.js";
 import { schedstat } from "../../sandbox/meter.js";
 import type { SandboxLoad } from "../../sandbox/types.js";
-import type { QueryTask, WorkerTask } from "./sqlite-worker.js";
+import type { Answer, QueryTask, WorkerTask } from "./sqlite-worker.js";
 import type { QueryOutcome, SchemaTable } from "./types.js";
 
 function workerFile(): string {
@@ -88,6 +90,12 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** What the ledger expects the task to take at most, ms (admission); default the limit. */
   expectMs?: number;
+  /**
+   * Goes in the same message, to the same process, as the task queued just before it, where that
+   * one is still queued when they are sent (the cold path's gold and model query: the model's
+   * result is digested against the gold's kept there).
+   */
+  withPrevious?: boolean;
 }
 
 interface Job {
@@ -101,6 +109,8 @@ interface Job {
   /** Takes the job out of the queue when its startBy passes or its signal aborts. */
   refuse(): void;
   done: boolean;
+  /** With withPrevious: the job queued just before it. */
+  prev?: Job;
 }
 
 /** A job sent to a process: answered in order, the first unanswered one is running. */
@@ -117,10 +127,18 @@ interface Sent {
 interface Slot {
   child: ChildProcess;
   ready: boolean;
-  /** Sent and not yet answered, in the order the process runs them; [0] is running. */
+  /**
+   * Sent and not yet answered, in the order the process runs them. It answers a slice of them
+   * at a time: the one running is the one its progress file names (the ones before it have run,
+   * their answers are on the way), else [0].
+   */
   sent: Sent[];
+  /** The progress file (sqlite-worker.ts): the id of the task the process last started, a double. */
+  progress: { path: string; fd: number };
+  /** The task the CPU time is charged to (base, headAt, limitMs, netMs are its). */
+  runId: number;
   watch?: NodeJS.Timeout;
-  /** When the running task (sent[0]) started, performance.now(). */
+  /** When the running task started, performance.now(). */
   headAt: number;
   /** Its process's CPU and CPU wait when it started (null: read at the next poll). */
   base: { cpuMs: number; waitMs: number } | null;
@@ -148,6 +166,9 @@ export class SqlitePool {
   private readonly queue: Job[] = [];
   private closed = false;
   private readonly file = workerFile();
+  /** The processes' progress files. */
+  private readonly dir = mkdtempSync(join(tmpdir(), "assay-sqlite-"));
+  private spawned = 0;
   /** The backlog (queued and running tasks with their limits), for admission. */
   readonly ledger: Ledger;
   /** Processes killed because a task outlived its limit (tests and metrics). */
@@ -156,8 +177,11 @@ export class SqlitePool {
   /** Messages sent to the processes, and tasks taken back from behind a long one (tests and the benchmark). */
   messages = 0;
   stolen = 0;
+  /** Answer messages received from the processes (each carries a slice's answers). */
+  replies = 0;
   private readonly onExit = () => {
     for (const s of this.slots) s.child.kill("SIGKILL");
+    rmSync(this.dir, { recursive: true, force: true });
   };
 
   constructor(readonly size: number) {
@@ -167,40 +191,54 @@ export class SqlitePool {
   }
 
   private spawn(): Slot {
-    const child = fork(this.file, [], { execArgv: process.execArgv, serialization: "advanced", stdio: ["ignore", "ignore", "pipe", "ipc"] });
+    const path = join(this.dir, String(++this.spawned));
+    writeFileSync(path, Buffer.alloc(8));
+    const progress = { path, fd: openSync(path, "r") };
+    const child = fork(this.file, [path], { execArgv: process.execArgv, serialization: "advanced", stdio: ["ignore", "ignore", "pipe", "ipc"] });
     child.stderr?.resume();
-    const slot: Slot = { child, ready: false, sent: [], headAt: 0, base: null, limitMs: 0, netMs: 0 };
-    child.on("message", (m: { ready?: true; id?: number; ok?: boolean; value?: unknown; error?: string; skipped?: true }) => {
+    const slot: Slot = { child, ready: false, sent: [], progress, runId: 0, headAt: 0, base: null, limitMs: 0, netMs: 0 };
+    child.on("message", (m: { ready?: true; answers?: Answer[] }) => {
       if (m.ready) {
         slot.ready = true;
         this.pump();
         return;
       }
-      const head = slot.sent[0];
-      if (!head || m.id !== head.id) return; // answered in order: anything else is from a stopped task
-      slot.sent.shift();
-      if (!head.stolen && !head.job.done) {
+      if (m.answers) this.replies++;
+      for (const a of m.answers ?? []) {
+        const head = slot.sent[0];
+        if (!head || a.id !== head.id) continue; // answered in order: anything else is from a stopped task
+        slot.sent.shift();
+        if (head.stolen || head.job.done) continue;
         const job = head.job;
         this.completed++;
-        job.ticket.end();
+        // how long it ran, as the process measured it (a query's stepping), for admission's typical run
+        const ms = "ok" in a && a.ok ? (a.value as { ms?: unknown } | null)?.ms : undefined;
+        job.ticket.end(true, typeof ms === "number" ? ms : undefined);
         job.done = true;
-        if (m.ok) job.resolve(m.value);
-        else job.reject(new Error(m.error));
+        if ("skipped" in a) job.reject(new Error("the SQLite process skipped a task it was not told to skip"));
+        else if (a.ok) job.resolve(a.value);
+        else job.reject(new Error(a.error));
       }
-      this.startHead(slot, false);
+      if (slot.sent[0]?.id !== slot.runId) this.startHead(slot, false);
       this.schedulePump();
     });
     child.on("exit", () => {
       clearInterval(slot.watch);
       slot.watch = undefined;
-      const [head, ...behind] = slot.sent;
+      // the one it was running when it died (the ones before it ran: their answers are lost, so
+      // they run again), and the ones behind it, back to the queue
+      const k = this.runningIndex(slot);
+      const head = slot.sent[k];
+      const others = [...slot.sent.slice(0, k), ...slot.sent.slice(k + 1)];
       slot.sent = [];
+      closeSync(slot.progress.fd);
+      rmSync(slot.progress.path, { force: true });
       if (head && !head.stolen && !head.job.done) {
         head.job.ticket.end();
         head.job.done = true;
         head.job.reject(new ProcessExited());
       }
-      this.requeue(behind);
+      this.requeue(others);
       const i = this.slots.indexOf(slot);
       if (i >= 0 && !this.closed) {
         this.slots[i] = this.spawn();
@@ -220,14 +258,38 @@ export class SqlitePool {
     this.queue.unshift(...jobs);
   }
 
+  /**
+   * Where the task the process is running is in `sent`: the one its progress file names, where
+   * that one is sent and not answered (the ones before it have run in the same slice), else 0.
+   */
+  private runningIndex(slot: Slot): number {
+    if (slot.sent.length < 2) return 0;
+    const buf = Buffer.allocUnsafe(8);
+    try {
+      if (readSync(slot.progress.fd, buf, 0, 8, 0) !== 8) return 0;
+    } catch {
+      return 0;
+    }
+    const id = buf.readDoubleLE(0);
+    const k = slot.sent.findIndex((e) => e.id === id);
+    return k < 0 ? 0 : k;
+  }
+
   /** The slot's first unanswered task has started: fix its limit and charge from now. */
   private startHead(slot: Slot, readBase: boolean): void {
-    const head = slot.sent[0];
+    this.startAt(slot, 0, readBase);
+  }
+
+  /** The slot's task sent[k] has started: fix its limit and charge it from now. */
+  private startAt(slot: Slot, k: number, readBase: boolean): void {
+    const head = slot.sent[k];
     if (!head) {
       clearInterval(slot.watch);
       slot.watch = undefined;
+      slot.runId = 0;
       return;
     }
+    slot.runId = head.id;
     slot.headAt = performance.now();
     // read now for the first task of a batch; for the ones after it at the next poll (at most
     // POLL_MS of its CPU uncounted), so a quick task costs no /proc read
@@ -264,7 +326,9 @@ export class SqlitePool {
       if (busy > 1 || (busy === 1 && (head.stolen || performance.now() - slot.headAt >= STEAL_MS / 2 || head.job.task.kind !== "query"))) continue;
       const batch: Sent[] = [];
       const take = Math.max(1, Math.min(MAX_BATCH - busy, share));
-      while (batch.length < take && this.queue.length) {
+      // a job pinned to the one just taken goes with it, past `take`
+      const pinned = () => batch.length > 0 && this.queue[0].prev === batch[batch.length - 1].job && this.queue[0].task.kind === "query";
+      while (this.queue.length && (batch.length < take || pinned())) {
         const job = this.queue[0];
         // schema reads, checks and builds go alone, to an idle process
         if (job.task.kind !== "query" && (batch.length || busy)) break;
@@ -287,8 +351,13 @@ export class SqlitePool {
    * has run STEAL_MS.
    */
   private poll(slot: Slot): void {
-    const head = slot.sent[0];
-    if (!head) return;
+    if (!slot.sent.length) return;
+    // a later task of the slice has started since (the ones before it ran): charge it from now
+    const k = this.runningIndex(slot);
+    if (slot.sent[k].id !== slot.runId) {
+      this.startAt(slot, k, true);
+      return;
+    }
     const wall = performance.now() - slot.headAt;
     const now = schedOf(slot.child.pid);
     // a task started after another one in its batch is charged from its first poll (at most
@@ -304,15 +373,15 @@ export class SqlitePool {
     // does not make it long); wall-clock time where /proc cannot be read
     let ran = wall;
     if (!base || !now) {
-      if (wall >= slot.limitMs) return this.stop(slot, wall, "wall");
+      if (wall >= slot.limitMs) return this.stop(slot, k, wall, "wall");
     } else {
       const cpu = now.cpuMs - base.cpuMs;
-      if (cpu >= slot.limitMs) return this.stop(slot, cpu, "cpu");
-      if (wall - (now.waitMs - base.waitMs) >= slot.netMs) return this.stop(slot, wall, "wall");
+      if (cpu >= slot.limitMs) return this.stop(slot, k, cpu, "cpu");
+      if (wall - (now.waitMs - base.waitMs) >= slot.netMs) return this.stop(slot, k, wall, "wall");
       ran = cpu;
     }
-    if (ran >= STEAL_MS && slot.sent.length > 1) {
-      const back = slot.sent.slice(1).filter((e) => !e.stolen);
+    if (ran >= STEAL_MS && slot.sent.length > k + 1) {
+      const back = slot.sent.slice(k + 1).filter((e) => !e.stolen);
       if (!back.length) return;
       this.requeue(back);
       for (const e of back) e.stolen = true;
@@ -322,9 +391,13 @@ export class SqlitePool {
     }
   }
 
-  /** Kills the slot's process: its running task timed out; the tasks sent behind it go back to the queue. */
-  private stop(slot: Slot, ms: number, by: "cpu" | "wall"): void {
-    const [head, ...behind] = slot.sent;
+  /**
+   * Kills the slot's process: its running task (sent[k]) timed out; the tasks sent behind it go
+   * back to the queue, and so do the ones before it (they ran, but their answers die with it).
+   */
+  private stop(slot: Slot, k: number, ms: number, by: "cpu" | "wall"): void {
+    const head = slot.sent[k];
+    const behind = [...slot.sent.slice(0, k), ...slot.sent.slice(k + 1)];
     clearInterval(slot.watch);
     slot.watch = undefined;
     slot.sent = [];
@@ -368,6 +441,7 @@ export class SqlitePool {
       };
       if (o.startBy !== undefined) job.queueTimer = setTimeout(job.refuse, Math.max(0, o.startBy - t0));
       o.signal?.addEventListener("abort", job.refuse, { once: true });
+      if (o.withPrevious) job.prev = this.queue[this.queue.length - 1];
       this.queue.push(job);
       this.schedulePump();
     });
@@ -402,7 +476,7 @@ export class SqlitePool {
   }
 
   get stats() {
-    return { pids: this.slots.map((s) => s.child.pid ?? 0), busy: this.slots.filter((s) => s.sent.length).length, queued: this.queue.length, completed: this.completed, killed: this.killed, messages: this.messages, stolen: this.stolen };
+    return { pids: this.slots.map((s) => s.child.pid ?? 0), busy: this.slots.filter((s) => s.sent.length).length, queued: this.queue.length, completed: this.completed, killed: this.killed, messages: this.messages, stolen: this.stolen, replies: this.replies };
   }
 
   async close(): Promise<void> {
@@ -432,5 +506,6 @@ export class SqlitePool {
           }),
       ),
     );
+    rmSync(this.dir, { recursive: true, force: true });
   }
 }

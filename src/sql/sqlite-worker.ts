@@ -8,21 +8,39 @@
  * (one statement, no ATTACH/PRAGMA, no load_extension) nothing a query does can write.
  */
 import Database from "better-sqlite3";
+import { openSync, writeSync } from "node:fs";
 import { resultDigest, type DigestRule } from "./digest.js";
 import { prepareWithDqs } from "./lex.js";
 import { intCell, type Cell, type QueryOutcome, type SchemaTable } from "./types.js";
 
 /**
- * A query, optionally with the gold result's digest (`digest.gold`) under the comparison's rule:
- * a result with the same digest comes back without its rows (`matched`), any other with them.
+ * A query, optionally with the gold result's digest under the comparison's rule: a result with
+ * the same digest comes back without its rows (`matched`), any other with them. The digest is
+ * given (`gold`), or taken here from the result of the gold query `of` on the same database, kept
+ * by this process when it ran it (`keep`: the cold path sends the gold and the model's query in one
+ * message, issue 35), if it has at most `maxRows` rows; where that result is not kept, the rows
+ * come back as without a digest.
  */
-export type QueryTask = { kind: "query"; path: string; version: string; sql: string; maxRows: number; maxBytes: number; digest?: DigestRule & { gold: string } };
+export type QueryTask = {
+  kind: "query";
+  path: string;
+  version: string;
+  sql: string;
+  maxRows: number;
+  maxBytes: number;
+  digest?: DigestRule & ({ gold: string } | { of: string; maxRows: number });
+  /** Keep the result here for a query sent after it with `digest.of` this query's text. */
+  keep?: boolean;
+};
 
 export type WorkerTask =
   | QueryTask
   | { kind: "schema"; path: string; version: string; once?: boolean }
   | { kind: "check"; path: string }
   | { kind: "build"; path: string; script: string; maxBytes: number };
+
+/** A task's answer, in a slice's { answers } message. */
+export type Answer = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: string } | { id: number; skipped: true };
 
 /** Most tables and views GET /databases describes per database; the longest view text it shows. */
 export const MAX_SCHEMA_ENTRIES = 1_000;
@@ -106,6 +124,27 @@ function sizeOf(c: Cell): number {
   return c === null ? 1 : typeof c === "number" ? 8 : c.length * 2 + 8;
 }
 
+/**
+ * Gold results kept for the model's query sent after them (QueryTask.keep, digest.of), by
+ * database, version and text, with their digests by rule: the last KEPT, each at most KEEP_BYTES.
+ */
+const KEPT = 16;
+const KEEP_BYTES = 1 << 20;
+const kept = new Map<string, { rows: Cell[][]; digests: Map<string, string> }>();
+
+/** The digest the model's result is compared with: given, or taken from a kept gold result; undefined when neither. */
+function goldDigestFor(t: QueryTask): string | undefined {
+  const d = t.digest;
+  if (!d) return undefined;
+  if ("gold" in d) return d.gold;
+  const k = kept.get(`${t.path}\0${t.version}\0${d.of}`);
+  if (!k || k.rows.length > d.maxRows) return undefined;
+  const rule = `${d.ordered ? "ordered" : d.rows}:${d.floatDigits}`;
+  let g = k.digests.get(rule);
+  if (g === undefined) k.digests.set(rule, (g = resultDigest(k.rows, d)));
+  return g;
+}
+
 function runQuery(t: QueryTask): QueryOutcome {
   const p = prepared(opened(t.path, t.version), t.sql);
   if (typeof p === "string") return { ok: false, stage: "prepare", error: p };
@@ -113,7 +152,6 @@ function runQuery(t: QueryTask): QueryOutcome {
   const rows: Cell[][] = [];
   let bytes = 0;
   const t0 = performance.now();
-  const c0 = process.cpuUsage();
   try {
     for (const raw of stmt.iterate() as IterableIterator<unknown[]>) {
       if (rows.length >= t.maxRows) {
@@ -130,9 +168,17 @@ function runQuery(t: QueryTask): QueryOutcome {
   } catch (err) {
     return { ok: false, stage: "execute", error: (err as Error).message };
   }
-  // the gold's digest came with the query: a result with the same one goes back without its rows
-  const matched = t.digest !== undefined && resultDigest(rows, t.digest) === t.digest.gold;
-  const cpu = process.cpuUsage(c0);
+  if (t.keep && bytes <= KEEP_BYTES) {
+    const key = `${t.path}\0${t.version}\0${t.sql}`;
+    kept.delete(key);
+    kept.set(key, { rows, digests: new Map() });
+    if (kept.size > KEPT) kept.delete(kept.keys().next().value!);
+  }
+  // the gold's digest came with the query (or its result is kept here): a result with the same
+  // one goes back without its rows
+  const gold = goldDigestFor(t);
+  const matched = gold !== undefined && t.digest !== undefined && resultDigest(rows, t.digest) === gold;
+  // cpuMs: set for the whole slice of tasks it ran in (the event loop below), by wall-time share
   return {
     ok: true,
     columns,
@@ -140,7 +186,6 @@ function runQuery(t: QueryTask): QueryOutcome {
     ...(matched ? { matched: { rows: rows.length } } : {}),
     bytes,
     ms: performance.now() - t0,
-    cpuMs: (cpu.user + cpu.system) / 1000,
     ...(dqs.length ? { dqs } : {}),
   };
 }
@@ -253,30 +298,66 @@ export function run(task: WorkerTask): unknown {
   }
 }
 
-// As a child process: tasks come in batches ({ tasks }), run one per turn of the event loop and
-// are answered one by one, in order, so the pool knows which one is running. Between two tasks
-// the loop reads the channel: a { skip } naming tasks the pool took back (they waited behind a
-// long one and went to another process) arrives in time for them to be answered as skipped.
+/**
+ * Longest a slice of tasks runs before its answers go back in one message and the loop reads the
+ * channel (a `skip`), ms. A slice starts a task only while it is under this, so answers that wait
+ * in a slice behind a long task took at most this long together.
+ */
+export const SLICE_MS = 2;
+
+// As a child process: tasks come in batches ({ tasks }) and run in order, in slices of at most
+// about SLICE_MS: the answers of a slice go back in one message ({ answers }), one getrusage a
+// slice (each query's CPU time is its share of the slice's by wall time), so a batch of quick
+// queries costs one write each way (issue 35: a message and two getrusage per query were a
+// third of this process's time). Before each task its id is written to the progress file the
+// pool named (argv[2]; a pwrite, which wakes nobody): the pool reads it when it polls, so it
+// knows which task of a slice is running, charges that one its CPU time, and takes back only the
+// ones behind it. Between two slices the loop reads the channel: a { skip } naming tasks the pool
+// took back (they waited behind a long one and went to another process) arrives in time for them
+// to be answered as skipped.
 if (process.send) {
   const pending: { id: number; task: WorkerTask }[] = [];
   const skip = new Set<number>();
+  const progress = process.argv[2] ? openSync(process.argv[2], "r+") : null;
+  const mark = new Float64Array(1);
   let lastId = 0;
   let scheduled = false;
   const step = () => {
     scheduled = false;
-    const next = pending.shift();
-    if (!next) return;
-    lastId = next.id;
-    let reply: { id: number; ok: true; value: unknown } | { id: number; ok: false; error: string } | { id: number; skipped: true };
-    if (skip.delete(next.id)) reply = { id: next.id, skipped: true };
-    else {
+    if (!pending.length) return;
+    const answers: Answer[] = [];
+    /** Queries answered in this slice with their wall time, for their share of its CPU time. */
+    const timed: { out: { cpuMs?: number }; ms: number }[] = [];
+    const t0 = performance.now();
+    const c0 = process.cpuUsage();
+    let t = t0;
+    while (pending.length && (answers.length === 0 || t - t0 < SLICE_MS)) {
+      const next = pending.shift()!;
+      lastId = next.id;
+      if (skip.delete(next.id)) {
+        answers.push({ id: next.id, skipped: true });
+        continue;
+      }
+      if (progress !== null) {
+        mark[0] = next.id;
+        writeSync(progress, mark, 0, 8, 0);
+      }
       try {
-        reply = { id: next.id, ok: true, value: run(next.task) };
+        const value = run(next.task);
+        answers.push({ id: next.id, ok: true, value });
+        const t1 = performance.now();
+        if (next.task.kind === "query" && (value as QueryOutcome).ok) timed.push({ out: value as { cpuMs?: number }, ms: t1 - t });
+        t = t1;
       } catch (err) {
-        reply = { id: next.id, ok: false, error: (err as Error).message };
+        answers.push({ id: next.id, ok: false, error: (err as Error).message });
+        t = performance.now();
       }
     }
-    process.send!(reply);
+    const c = process.cpuUsage(c0);
+    const cpuMs = (c.user + c.system) / 1000;
+    const wall = Math.max(t - t0, 1e-6);
+    for (const q of timed) q.out.cpuMs = (cpuMs * q.ms) / wall;
+    process.send!({ answers });
     if (pending.length) schedule();
   };
   const schedule = () => {

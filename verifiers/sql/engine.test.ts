@@ -218,6 +218,36 @@ describe("the model's result against the gold's digest; statements and file vers
     assert.ok(reordered.ok && reordered.matched === undefined && reordered.rows.length === 4);
     assert.equal(svc.counters.matched - m0, 1);
   });
+  test("cold: the gold and the model's query go in one message to one process, which digests the model's result against the gold's it kept", async () => {
+    const goldSql = "SELECT name, age FROM singer WHERE country = 'France' /* cold pair */";
+    const pool = () => svc.stats().sqlite!;
+    await svc.query("concert_singer", "SELECT 1", far()); // the pool is started
+    for (const [pred, matched] of [
+      ["SELECT name, age FROM singer WHERE country = 'France' ORDER BY age DESC", true],
+      ["SELECT name, age FROM singer WHERE country = 'France' AND age > 26", false],
+    ] as const) {
+      const sql = `${goldSql} -- ${pred.length}`;
+      const m0 = svc.counters.matched;
+      const msg0 = pool().messages;
+      const g = svc.goldQuery("concert_singer", sql, far());
+      const p = svc.query("concert_singer", pred, { ...far(), digest: { ...rule, of: sql, maxRows: 4_096 } });
+      const [gr, pr] = await Promise.all([g, p]);
+      assert.ok(gr.ok && gr.rows.length === 4 && !gr.cached);
+      assert.equal(pool().messages - msg0, 1, "both in one message");
+      assert.ok(pr.ok);
+      if (matched) {
+        assert.deepEqual(pr.matched, { rows: 4 });
+        assert.deepEqual(pr.rows, []);
+        assert.equal(svc.counters.matched - m0, 1);
+      } else {
+        assert.equal(pr.matched, undefined);
+        assert.equal(pr.rows.length, 2);
+      }
+    }
+    // a gold the process did not keep (never run there): the rows come back, as without a digest
+    const alone = await svc.query("concert_singer", "SELECT name, age FROM singer WHERE country = 'France'", { ...far(), digest: { ...rule, of: "SELECT 'never run'", maxRows: 4_096 } });
+    assert.ok(alone.ok && alone.matched === undefined && alone.rows.length === 4);
+  });
   test("a statement kept from an earlier run still reads double-quoted literals as SQLite does, and refusals are not kept", async () => {
     const sql = 'SELECT count(*) FROM singer WHERE country = "France"';
     for (let i = 0; i < 3; i++) {

@@ -139,8 +139,13 @@ export const sql = defineVerifier({
     // query waits for it and goes with its digest, so a result that equals it comes back without
     // its rows (issue 35). Otherwise both run at once and the model's rows come back.
     const atHand = pred.ok && service.goldAtHand(id, gold.sql);
+    const ordered = o.order === "always" || (o.order === "auto" && hasTopLevelOrderBy(gold.tokens));
+    const rule: CompareOptions = { rows: o.rows, ordered, columnOrder: o.column_order, floatDigits: o.float_digits };
     const goldP = service.goldQuery(id, gold.sql, q);
-    let predP = pred.ok && !atHand ? service.query(id, pred.sql, q) : null;
+    // Not at hand: the gold runs now, and the model's query goes in the same message to the same
+    // SQLite process, which digests the model's result against the gold's it just ran (issue 35:
+    // the cold path in one round trip, the model's rows sent back only when they differ)
+    let predP = pred.ok && !atHand ? service.query(id, pred.sql, { ...q, get deadline() { return ctx.deadline; }, digest: { ...digestRule(rule), of: gold.sql, maxRows: DIGEST_MAX_GOLD_ROWS } }) : null;
     predP?.catch(() => {}); // settled below; a gold failure returns first
     let g = await goldP;
     if (!g.ok && engine === "postgres" && gold.ok) {
@@ -163,8 +168,6 @@ export const sql = defineVerifier({
     }
     if (g.dqs?.length) details.gold_dqs = g.dqs;
     if (!pred.ok) return score(0, 0, `query refused: ${pred.reason}`, { error: pred.reason });
-    const ordered = o.order === "always" || (o.order === "auto" && hasTopLevelOrderBy(gold.tokens));
-    const rule: CompareOptions = { rows: o.rows, ordered, columnOrder: o.column_order, floatDigits: o.float_digits };
     if (!predP) {
       const gd = g.rows.length <= DIGEST_MAX_GOLD_ROWS ? { ...digestRule(rule), gold: goldDigest(g.rows, rule) } : undefined;
       predP = service.query(id, pred.sql, { get deadline() { return ctx.deadline; }, signal: q.signal, queued: q.queued, digest: gd });

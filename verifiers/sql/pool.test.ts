@@ -32,6 +32,17 @@ test("queries enqueued together go in few messages, and each gets its own answer
   assert.ok(messages >= n / MAX_BATCH && messages <= n / 4, `${messages} messages for ${n} queries`);
 });
 
+test("a batch of quick queries is answered in slices: far fewer answer messages than queries, each query with its share of CPU time", async () => {
+  const r0 = pool.stats.replies;
+  const n = 64;
+  const rs = await Promise.all(Array.from({ length: n }, (_, i) => q(`SELECT ${i} + count(*) * 0 FROM singer`)));
+  assert.deepEqual(rs.map(value), Array.from({ length: n }, (_, i) => i));
+  const replies = pool.stats.replies - r0;
+  // one answer a query on main: here a slice's (up to 2 ms of them) come back together
+  assert.ok(replies <= n / 2, `${replies} answer messages for ${n} queries`);
+  for (const r of rs) assert.ok(r.ok && typeof r.cpuMs === "number" && r.cpuMs >= 0, JSON.stringify(r));
+});
+
 test("a runaway second in a batch is stopped at its own CPU limit; the queries behind it are taken back and answered by the other process first", async () => {
   const t0 = Date.now();
   const stolen0 = pool.stats.stolen;
