@@ -142,6 +142,9 @@ interface Model {
   bi: IntTable;
   biPrefix: IntTable;
   tri: IntTable;
+  /** bi and biPrefix again, as arrays indexed i1 * DENSE + i2, for pairs of indices below DENSE. */
+  biDense: Int32Array;
+  biPrefixDense: Int32Array;
   ends: Uint32Array;
   langIdx: Uint8Array;
   probs: Float64Array;
@@ -161,6 +164,8 @@ const SPACE_FLAG = 1;
 const UPPER_FLAG = 2;
 
 let model: Model | undefined;
+/** Character indices below this (Latin's, numbered first) look pairs up in dense arrays. */
+const DENSE = 512;
 
 /**
  * A map from non-negative integers below 2^31 to non-negative integers, open addressing in typed
@@ -265,21 +270,35 @@ function load(): Model {
     langIdx[at] = entLang[k];
     probs[at] = entProb[k];
   }
+  // Characters numbered from 1, those below U+0250 (Latin) first, so that pairs of them index the
+  // dense tables biDense/biPrefixDense (DENSE x DENSE) and skip the hash
   const chars = new Int32Array(0x10000);
   let K = 1;
-  for (const word of words.keys()) for (let i = 0; i < word.length; i++) if (!chars[word.charCodeAt(i)]) chars[word.charCodeAt(i)] = K++;
+  for (const latin of [true, false]) {
+    for (const word of words.keys()) {
+      for (let i = 0; i < word.length; i++) {
+        const c = word.charCodeAt(i);
+        if (!chars[c] && c < 0x250 === latin) chars[c] = K++;
+      }
+    }
+  }
   const uni = new Int32Array(K).fill(-1);
   const bi = new IntTable(1 << 16);
   const biPrefix = new IntTable(1 << 14);
   const tri = new IntTable(1 << 17);
+  const biDense = new Int32Array(DENSE * DENSE).fill(-1);
+  const biPrefixDense = new Int32Array(DENSE * DENSE).fill(-1);
   for (const [word, id] of words) {
     const c = [...word].map((ch) => chars[ch.charCodeAt(0)]);
     if (c.length === 1) uni[c[0]] = id;
-    else if (c.length === 2) bi.set(c[0] * K + c[1], id);
-    else {
+    else if (c.length === 2) {
+      bi.set(c[0] * K + c[1], id);
+      if (c[0] < DENSE && c[1] < DENSE) biDense[c[0] * DENSE + c[1]] = id;
+    } else {
       const key = c[0] * K + c[1];
       let pre = biPrefix.get(key);
       if (pre < 0) biPrefix.set(key, (pre = biPrefix.size));
+      if (c[0] < DENSE && c[1] < DENSE) biPrefixDense[c[0] * DENSE + c[1]] = pre;
       tri.set(pre * K + c[2], id);
     }
   }
@@ -311,6 +330,8 @@ function load(): Model {
     bi,
     biPrefix,
     tri,
+    biDense,
+    biPrefixDense,
     ends,
     langIdx,
     probs,
@@ -421,7 +442,7 @@ function extractNgrams(len: number, m: Model): number {
   const cps = cpBuf;
   const out = gramBuf;
   let count = 0;
-  const { chars, K, uni, bi, biPrefix, tri, normIdx, flags } = m;
+  const { chars, K, uni, bi, biPrefix, tri, biDense, biPrefixDense, normIdx, flags } = m;
   const SPACE = chars[0x20];
   // NGram.grams, as its last three characters' indices (i0 oldest; 0: in no profile) and its length.
   let i0 = 0;
@@ -477,10 +498,10 @@ function extractNgrams(len: number, m: Model): number {
     // n = 1, 2, 3: grams[-n:], skipping a lone space
     if (!space && uni[ci] >= 0) out[count++] = uni[ci];
     if (gramLen < 2 || i1 === 0) continue;
-    const id = bi.get(i1 * K + ci);
+    const id = i1 < DENSE && ci < DENSE ? biDense[i1 * DENSE + ci] : bi.get(i1 * K + ci);
     if (id >= 0) out[count++] = id;
     if (gramLen < 3 || i0 === 0) continue;
-    const pre = biPrefix.get(i0 * K + i1);
+    const pre = i0 < DENSE && i1 < DENSE ? biPrefixDense[i0 * DENSE + i1] : biPrefix.get(i0 * K + i1);
     if (pre < 0) continue;
     const id3 = tri.get(pre * K + ci);
     if (id3 >= 0) out[count++] = id3;
