@@ -152,13 +152,19 @@ const NLTK_ENDING: [RegExp, string, RegExp?][] = [
   [rx(`${WS}+`), " "],
   [rx("([^' ])('[sS]|'[mM]|'[dD]|') "), "$1 $2 ", /'/],
   [rx("([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) "), "$1 $2 ", /'/],
+];
+/**
+ * Each of these needs one of CONTRACTION's words: where the text has none, the first leaves it as
+ * it is, and so does every next one; one test before them decides for all.
+ */
+const NLTK_CONTRACTIONS: [RegExp, string][] = [
   // CONTRACTIONS2 and CONTRACTIONS3 (MacIntyreContractions), `\b` as Python's Unicode boundary
   ...(
     [["can", "not"], ["d", "'ye"], ["gim", "me"], ["gon", "na"], ["got", "ta"], ["lem", "me"], ["more", "'n"]] as const
-  ).map(([a, b]) => [rx(`(?<!${W})(${a})(${b})(?!${W})`, "giu"), " $1 $2 ", CONTRACTION] as [RegExp, string, RegExp]),
-  [rx(`(?<!${W})(wan)(na)(?=${WS})`, "giu"), " $1 $2 ", CONTRACTION],
-  [rx(` ('t)(is)(?!${W})`, "giu"), " $1 $2 ", CONTRACTION],
-  [rx(` ('t)(was)(?!${W})`, "giu"), " $1 $2 ", CONTRACTION],
+  ).map(([a, b]) => [rx(`(?<!${W})(${a})(${b})(?!${W})`, "giu"), " $1 $2 "] as [RegExp, string]),
+  [rx(`(?<!${W})(wan)(na)(?=${WS})`, "giu"), " $1 $2 "],
+  [rx(` ('t)(is)(?!${W})`, "giu"), " $1 $2 "],
+  [rx(` ('t)(was)(?!${W})`, "giu"), " $1 $2 "],
 ];
 
 /**
@@ -174,6 +180,7 @@ function tokenizeJoined(joined: string): string[] {
   for (const [re, to, needs] of NLTK_RULES) if (!needs || needs.test(t)) t = t.replace(re, to);
   t = ` ${t} `;
   for (const [re, to, needs] of NLTK_ENDING) if (!needs || needs.test(t)) t = t.replace(re, to);
+  if (CONTRACTION.test(t)) for (const [re, to] of NLTK_CONTRACTIONS) t = t.replace(re, to);
   return pySplitWs(t).filter((w) => w !== SEP);
 }
 
