@@ -270,6 +270,11 @@ function load(): Model {
     langIdx[at] = entLang[k];
     probs[at] = entProb[k];
   }
+  // a word's entries in increasing language order (the profiles were added in order), as the
+  // trials' one-pass update needs
+  for (let w = 0; w < words.size; w++) {
+    for (let k = ends[w] + 1; k < ends[w + 1]; k++) if (!(langIdx[k] > langIdx[k - 1])) throw new Error(`langdetect: word ${w}'s languages out of order`);
+  }
   // Characters numbered from 1, those below U+0250 (Latin) first, so that pairs of them index the
   // dense tables biDense/biPrefixDense (DENSE x DENSE) and skip the hash
   const chars = new Int32Array(0x10000);
@@ -559,20 +564,24 @@ export function langdetect(text: string, seed = 0, stats?: { trials: number; all
   const langprob = new Float64Array(L);
   const rnd = seeded(seed);
   const prob = new Float64Array(L);
-  const kept = new Float64Array(L);
   for (let t = 0; t < N_TRIAL; t++) {
     prob.fill(1.0 / L);
     const alpha = ALPHA + rnd.gauss(0.0, 1.0) * ALPHA_WIDTH;
     const weight = alpha / BASE_FREQ;
     for (let i = 0; ; i++) {
       // _update_lang_prob: prob[j] *= weight + p[j]; p[j] is 0 but for the word's few languages,
-      // and weight + 0.0 is weight exactly, so those few are done apart
+      // and weight + 0.0 is weight exactly, so the others are multiplied by weight, in one pass
+      // (the word's languages are in increasing order, checked at load)
       const w = ngrams[rnd.randbelow(nGrams)];
-      const a = ends[w];
       const b = ends[w + 1];
-      for (let k = a; k < b; k++) kept[k - a] = prob[langIdx[k]] * (weight + probs[k]);
-      for (let j = 0; j < L; j++) prob[j] *= weight;
-      for (let k = a; k < b; k++) prob[langIdx[k]] = kept[k - a];
+      let j = 0;
+      for (let k = ends[w]; k < b; k++) {
+        const lj = langIdx[k];
+        for (; j < lj; j++) prob[j] *= weight;
+        prob[j] *= weight + probs[k];
+        j++;
+      }
+      for (; j < L; j++) prob[j] *= weight;
       if (i % 5 === 0) {
         // _normalize_prob: sum() left to right (CPython 3.11), then each divided
         let sum = 0.0;
