@@ -1,6 +1,7 @@
 /** ifeval: each instruction followed and nearly followed, strict vs loose, real row shapes, hostile input. */
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import request from "supertest";
 import { ifeval, MAX_RESPONSE_CHARS } from "./index.js";
 import { countSentences, countWords, nltkWordTokenize } from "./text.js";
@@ -407,6 +408,13 @@ describe("text helpers against IFEval's tokenisers", () => {
   });
   test("word_tokenize (NLTKWordTokenizer) clitics for capital words", () => {
     assert.deepEqual(nltkWordTokenize("I'M (NOT) sure, DON'T CANNOT"), ["I", "'M", "(", "NOT", ")", "sure", ",", "DO", "N'T", "CAN", "NOT"]);
+  });
+  test("word_tokenize: every rule, including those skipped when the text lacks what they need, as NLTK tokenizes (tokenizer-cases.json)", () => {
+    // written once by tokenizer_cases.py with nltk 3.10.3: quotes of each kind, brackets, dashes,
+    // the contractions in odd case and with long s (which folds to s, as in Python's IGNORECASE)
+    const cases = JSON.parse(readFileSync(new URL("./tokenizer-cases.json", import.meta.url), "utf8")) as [string, string[]][];
+    assert.ok(cases.length >= 9);
+    for (const [text, want] of cases) assert.deepEqual(nltkWordTokenize(text), want, text);
   });
   test("open-instruct's sentence regex", () => {
     assert.equal(openInstructSentences("Mr. Smith came. He left. e.g. this. Then"), 4);

@@ -9,7 +9,7 @@
  */
 import { RE2JS } from "re2js";
 import { InvalidItemError } from "../../src/core/types.js";
-import { isLanguage, knownLanguage } from "./language.js";
+import { detectedLanguage, knownLanguage } from "./language.js";
 import {
   countSentences,
   countWords,
@@ -31,7 +31,18 @@ export class Facts {
   /** Sentences counted so far, and whether that count is complete or stopped at a limit. */
   private _sentences?: { n: number; complete: boolean };
   private _capitals?: { limit: number; n: number };
+  private _language?: string | null;
   constructor(readonly text: string) {}
+  /** langdetect's answer for the text (null: no features), found once for all the item's language checks. */
+  get language(): string | null {
+    if (this._language === undefined) this._language = detectedLanguage(this.text);
+    return this._language;
+  }
+  /** IFEval's `detect(text) == code`, with an undetectable text counting as followed. */
+  inLanguage(code: string): boolean {
+    const got = this.language;
+    return got === null || got === code;
+  }
   get words(): number {
     return (this._words ??= countWords(this.text));
   }
@@ -291,7 +302,7 @@ export const INSTRUCTIONS: Record<string, (a: Args, prompt?: string) => Check> =
   "language:response_language": (a) => {
     const lang = a.str("language");
     if (!knownLanguage(lang)) throw new InvalidItemError(`instruction ${a.id}: language "${lang}" is not one the detector knows`);
-    return (f) => isLanguage(f.text, lang) !== false;
+    return (f) => f.inLanguage(lang);
   },
   // NumberOfSentences: instructions_util.count_sentences(value) vs num_sentences.
   "length_constraints:number_sentences": (a) => {
@@ -432,9 +443,9 @@ export const INSTRUCTIONS: Record<string, (a: Args, prompt?: string) => Check> =
     return (f) => compare(rel, f.capitalTokensUpTo(n), n);
   },
   // CapitalLettersEnglishChecker: value.isupper() and detected language is English.
-  "change_case:english_capital": () => (f) => pyIsUpper(f.text) && isLanguage(f.text, "en") !== false,
+  "change_case:english_capital": () => (f) => pyIsUpper(f.text) && f.inLanguage("en"),
   // LowercaseLettersEnglishChecker: value.islower() and detected language is English.
-  "change_case:english_lowercase": () => (f) => pyIsLower(f.text) && isLanguage(f.text, "en") !== false,
+  "change_case:english_lowercase": () => (f) => pyIsLower(f.text) && f.inLanguage("en"),
   // CommaChecker: no "," anywhere.
   "punctuation:no_comma": () => (f) => !f.text.includes(","),
 };

@@ -62,6 +62,13 @@ export class PyRandom {
     this.gaussNext = null;
   }
 
+  /** Take `other`'s state (its words, position and cached Gaussian). */
+  copyFrom(other: PyRandom): void {
+    this.mt.set(other.mt);
+    this.mti = other.mti;
+    this.gaussNext = other.gaussNext;
+  }
+
   /** genrand_uint32. */
   uint32(): number {
     const mt = this.mt;
@@ -135,15 +142,30 @@ interface Model {
   bi: IntTable;
   biPrefix: IntTable;
   tri: IntTable;
+  /** bi and biPrefix again, as arrays indexed i1 * DENSE + i2, for pairs of indices below DENSE. */
+  biDense: Int32Array;
+  biPrefixDense: Int32Array;
   ends: Uint32Array;
   langIdx: Uint8Array;
   probs: Float64Array;
   latin1Excluded: Set<number>;
   cjk: Map<number, number>;
-  vi: { alphabet: string; marks: string; normalized: string[]; re: RegExp };
+  vi: { alphabet: string; marks: string; normalized: string[]; re: RegExp; hasMark: RegExp };
+  /**
+   * NGram.normalize and the scan's questions about its result, tabulated for every BMP code
+   * unit c: normIdx[c] is chars[normalize(c)], and flags[c] has SPACE when normalize(c) is a
+   * space and UPPER when it is upper-case (isUpperCp). The scan reads two arrays per character.
+   */
+  normIdx: Int32Array;
+  flags: Uint8Array;
 }
 
+const SPACE_FLAG = 1;
+const UPPER_FLAG = 2;
+
 let model: Model | undefined;
+/** Character indices below this (Latin's, numbered first) look pairs up in dense arrays. */
+const DENSE = 512;
 
 /**
  * A map from non-negative integers below 2^31 to non-negative integers, open addressing in typed
@@ -248,21 +270,40 @@ function load(): Model {
     langIdx[at] = entLang[k];
     probs[at] = entProb[k];
   }
+  // a word's entries in increasing language order (the profiles were added in order), as the
+  // trials' one-pass update needs
+  for (let w = 0; w < words.size; w++) {
+    for (let k = ends[w] + 1; k < ends[w + 1]; k++) if (!(langIdx[k] > langIdx[k - 1])) throw new Error(`langdetect: word ${w}'s languages out of order`);
+  }
+  // Characters numbered from 1, those below U+0250 (Latin) first, so that pairs of them index the
+  // dense tables biDense/biPrefixDense (DENSE x DENSE) and skip the hash
   const chars = new Int32Array(0x10000);
   let K = 1;
-  for (const word of words.keys()) for (let i = 0; i < word.length; i++) if (!chars[word.charCodeAt(i)]) chars[word.charCodeAt(i)] = K++;
+  for (const latin of [true, false]) {
+    for (const word of words.keys()) {
+      for (let i = 0; i < word.length; i++) {
+        const c = word.charCodeAt(i);
+        if (!chars[c] && c < 0x250 === latin) chars[c] = K++;
+      }
+    }
+  }
   const uni = new Int32Array(K).fill(-1);
   const bi = new IntTable(1 << 16);
   const biPrefix = new IntTable(1 << 14);
   const tri = new IntTable(1 << 17);
+  const biDense = new Int32Array(DENSE * DENSE).fill(-1);
+  const biPrefixDense = new Int32Array(DENSE * DENSE).fill(-1);
   for (const [word, id] of words) {
     const c = [...word].map((ch) => chars[ch.charCodeAt(0)]);
     if (c.length === 1) uni[c[0]] = id;
-    else if (c.length === 2) bi.set(c[0] * K + c[1], id);
-    else {
+    else if (c.length === 2) {
+      bi.set(c[0] * K + c[1], id);
+      if (c[0] < DENSE && c[1] < DENSE) biDense[c[0] * DENSE + c[1]] = id;
+    } else {
       const key = c[0] * K + c[1];
       let pre = biPrefix.get(key);
       if (pre < 0) biPrefix.set(key, (pre = biPrefix.size));
+      if (c[0] < DENSE && c[1] < DENSE) biPrefixDense[c[0] * DENSE + c[1]] = pre;
       tri.set(pre * K + c[2], id);
     }
   }
@@ -277,6 +318,14 @@ function load(): Model {
   const alphabet = get("TO_NORMALIZE_VI_CHARS");
   const marks = get("DMARK_CLASS");
   const esc = (s: string) => s.replace(/[\\\]^-]/g, "\\$&");
+  const partial = { latin1Excluded: new Set([...get("NGram.LATIN1_EXCLUDE")].map((c) => c.codePointAt(0)!)), cjk };
+  const normIdx = new Int32Array(0x10000);
+  const flags = new Uint8Array(0x10000);
+  for (let c = 0; c < 0x10000; c++) {
+    const n = normalize(c, partial); // a BMP code unit normalises to one
+    normIdx[c] = chars[n];
+    flags[c] = (n === 0x20 ? SPACE_FLAG : 0) | (isUpperCp(n) ? UPPER_FLAG : 0);
+  }
   return {
     langs,
     words,
@@ -286,17 +335,21 @@ function load(): Model {
     bi,
     biPrefix,
     tri,
+    biDense,
+    biPrefixDense,
     ends,
     langIdx,
     probs,
-    latin1Excluded: new Set([...get("NGram.LATIN1_EXCLUDE")].map((c) => c.codePointAt(0)!)),
-    cjk,
+    ...partial,
     vi: {
       alphabet,
       marks,
       normalized: ["0300", "0301", "0303", "0309", "0323"].map((s) => get(`NORMALIZED_VI_CHARS_${s}`)),
       re: new RegExp(`([${esc(alphabet)}])([${esc(marks)}])`, "gu"),
+      hasMark: new RegExp(`[${esc(marks)}]`, "u"),
     },
+    normIdx,
+    flags,
   };
 }
 
@@ -322,8 +375,8 @@ const CONV_THRESHOLD = 0.99999;
 const BASE_FREQ = 10000;
 const N_TRIAL = 7;
 
-/** NGram.normalize, on a code point. */
-function normalize(c: number, m: Model): number {
+/** NGram.normalize, on a code point (the scan reads it from Model.normIdx/flags for the BMP). */
+function normalize(c: number, m: Pick<Model, "latin1Excluded" | "cjk">): number {
   if (c <= 0x7f) return c < 0x41 || (c > 0x5a && c < 0x61) || c > 0x7a ? 0x20 : c;
   if (c <= 0xff) return m.latin1Excluded.has(c) ? 0x20 : c;
   if (c >= 0x180 && c <= 0x24f) return c === 0x219 ? 0x15f : c === 0x21b ? 0x163 : c; // Romanian
@@ -338,91 +391,145 @@ function normalize(c: number, m: Model): number {
   return c;
 }
 
-/** Detector.append: URLs and e-mails blanked, Vietnamese normalised, runs of spaces collapsed, capped. */
-function appendText(text: string, m: Model): number[] {
+/** Work buffers of the scan, reused (langdetect runs to completion, never re-entered). */
+const cpBuf = new Int32Array(MAX_TEXT);
+const gramBuf = new Int32Array(3 * MAX_TEXT);
+
+/**
+ * Detector.append then Detector.cleaning_text: URLs and e-mails blanked, Vietnamese normalised,
+ * runs of spaces collapsed, capped at MAX_TEXT code points; a text mostly in another script loses
+ * its Latin letters. The code points land in cpBuf; returns how many.
+ */
+function appendAndClean(text: string, m: Model): number {
   // Each pattern matches bounded runs (at most 64 + 2 x 255 or 2083 characters from a start);
   // a text without "http" or "@" cannot match, and skips the scan.
   let t = text.includes("http") ? text.replace(URL_RE, " ") : text;
   if (t.includes("@")) t = t.replace(MAIL_RE, " ");
-  t = t.replace(m.vi.re, (_, a: string, d: string) => [...m.vi.normalized[m.vi.marks.indexOf(d)]][[...m.vi.alphabet].indexOf(a)]);
-  const out: number[] = [];
+  // the Vietnamese pattern needs one of DMARK_CLASS's combining marks
+  if (m.vi.hasMark.test(t)) t = t.replace(m.vi.re, (_, a: string, d: string) => [...m.vi.normalized[m.vi.marks.indexOf(d)]][[...m.vi.alphabet].indexOf(a)]);
+  const out = cpBuf;
+  let len = 0;
   let pre = -1;
   let n = 0;
-  for (const ch of t) {
-    if (n++ >= MAX_TEXT) break;
-    const c = ch.codePointAt(0)!;
-    if (c !== 0x20 || pre !== 0x20) out.push(c);
-    pre = c;
-  }
-  return out;
-}
-
-/** Detector.cleaning_text: a text mostly in another script loses its Latin letters. */
-function cleaningText(cps: number[]): number[] {
   let latin = 0;
   let nonLatin = 0;
-  for (const c of cps) {
-    if (c >= 0x41 && c <= 0x7a) latin++;
-    // upstream compares unicode_block()'s number with a block *name*, so every c >= U+0300 counts
-    else if (c >= 0x300) nonLatin++;
+  for (let i = 0; i < t.length; i++) {
+    if (n++ >= MAX_TEXT) break;
+    let c = t.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < t.length) {
+      const d = t.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
+        i++;
+      }
+    }
+    if (c !== 0x20 || pre !== 0x20) {
+      out[len++] = c;
+      if (c >= 0x41 && c <= 0x7a) latin++;
+      // upstream compares unicode_block()'s number with a block *name*, so every c >= U+0300 counts
+      else if (c >= 0x300) nonLatin++;
+    }
+    pre = c;
   }
-  return latin * 2 < nonLatin ? cps.filter((c) => c < 0x41 || c > 0x7a) : cps;
+  if (latin * 2 >= nonLatin) return len;
+  let kept = 0;
+  for (let i = 0; i < len; i++) if (out[i] < 0x41 || out[i] > 0x7a) out[kept++] = out[i];
+  return kept;
 }
 
 const isUpperCp = (c: number) => (c < 128 ? c >= 0x41 && c <= 0x5a : pyIsUpper(String.fromCodePoint(c)));
 
-/** Detector._extract_ngrams: the profile's n-grams of the text, in order (as word ids). */
-function extractNgrams(cps: number[], m: Model): number[] {
-  const out: number[] = [];
-  const { chars, K, uni, bi, biPrefix, tri } = m;
+/**
+ * Detector._extract_ngrams over cpBuf[0, len): the profile's n-grams of the text, in order, as
+ * word ids in gramBuf; returns how many.
+ */
+function extractNgrams(len: number, m: Model): number {
+  const cps = cpBuf;
+  const out = gramBuf;
+  let count = 0;
+  const { chars, K, uni, bi, biPrefix, tri, biDense, biPrefixDense, normIdx, flags } = m;
   const SPACE = chars[0x20];
   // NGram.grams, as its last three characters' indices (i0 oldest; 0: in no profile) and its length.
   let i0 = 0;
   let i1 = 0;
   let i2 = SPACE;
-  let len = 1;
-  let lastCp = 0x20;
+  let gramLen = 1;
+  let lastSpace = true; // the last normalised character was a space (NGram starts with one)
+  let lastUpper = false;
   let capital = false;
-  for (const raw of cps) {
-    const c = normalize(raw, m);
-    const last = lastCp;
-    const ci = c < 0x10000 ? chars[c] : 0; // the profiles hold no character beyond the BMP
-    if (last === 0x20) {
+  for (let k = 0; k < len; k++) {
+    const raw = cps[k];
+    // normalize(raw): tabulated for the BMP; beyond it normalize is the identity and no profile
+    // holds the character
+    let ci: number;
+    let space: boolean;
+    let upper: boolean;
+    if (raw < 0x10000) {
+      const f = flags[raw];
+      ci = normIdx[raw];
+      space = (f & SPACE_FLAG) !== 0;
+      upper = (f & UPPER_FLAG) !== 0;
+    } else {
+      ci = 0;
+      space = false;
+      upper = isUpperCp(raw);
+    }
+    if (lastSpace) {
       capital = false;
-      if (c === 0x20) {
+      if (space) {
         i0 = 0;
         i1 = 0;
         i2 = SPACE;
-        len = 1;
+        gramLen = 1;
         continue;
       }
       i0 = 0;
       i1 = SPACE;
       i2 = ci;
-      len = 2;
+      gramLen = 2;
     } else {
-      i0 = len >= 2 ? i1 : 0;
+      i0 = gramLen >= 2 ? i1 : 0;
       i1 = i2;
       i2 = ci;
-      len = len < 3 ? len + 1 : 3;
+      gramLen = gramLen < 3 ? gramLen + 1 : 3;
     }
-    lastCp = c;
-    if (isUpperCp(c)) {
-      if (isUpperCp(last)) capital = true;
+    const wasUpper = lastUpper;
+    lastSpace = space;
+    lastUpper = upper;
+    if (upper) {
+      if (wasUpper) capital = true;
     } else capital = false;
     if (capital || ci === 0) continue; // every n-gram ends with this character
     // n = 1, 2, 3: grams[-n:], skipping a lone space
-    if (c !== 0x20 && uni[ci] >= 0) out.push(uni[ci]);
-    if (len < 2 || i1 === 0) continue;
-    const id = bi.get(i1 * K + ci);
-    if (id >= 0) out.push(id);
-    if (len < 3 || i0 === 0) continue;
-    const pre = biPrefix.get(i0 * K + i1);
+    if (!space && uni[ci] >= 0) out[count++] = uni[ci];
+    if (gramLen < 2 || i1 === 0) continue;
+    const id = i1 < DENSE && ci < DENSE ? biDense[i1 * DENSE + ci] : bi.get(i1 * K + ci);
+    if (id >= 0) out[count++] = id;
+    if (gramLen < 3 || i0 === 0) continue;
+    const pre = i0 < DENSE && i1 < DENSE ? biPrefixDense[i0 * DENSE + i1] : biPrefix.get(i0 * K + i1);
     if (pre < 0) continue;
     const id3 = tri.get(pre * K + ci);
-    if (id3 >= 0) out.push(id3);
+    if (id3 >= 0) out[count++] = id3;
   }
-  return out;
+  return count;
+}
+
+/**
+ * A generator in the state `random.Random(seed)` starts in. Seeding (init_by_array, two passes
+ * over 624 words) costs more than copying its result, so each seed's state is kept once made, and
+ * one generator is reused (langdetect runs to completion, never re-entered).
+ */
+const seededStates = new Map<number, PyRandom>();
+const generator = new PyRandom();
+function seeded(seed: number): PyRandom {
+  let start = seededStates.get(seed);
+  if (!start) {
+    start = new PyRandom();
+    start.seed(seed);
+    if (seededStates.size < 8) seededStates.set(seed, start);
+  }
+  generator.copyFrom(start);
+  return generator;
 }
 
 /** Is langprob's leader over PROB_THRESHOLD and ahead of every other by more than `rest`? */
@@ -449,27 +556,32 @@ function settled(langprob: Float64Array, rest: number): boolean {
  */
 export function langdetect(text: string, seed = 0, stats?: { trials: number; all?: boolean }): string | null {
   const m = getModel();
-  const ngrams = extractNgrams(cleaningText(appendText(text, m)), m);
-  if (ngrams.length === 0) return null;
+  const nGrams = extractNgrams(appendAndClean(text, m), m);
+  if (nGrams === 0) return null;
+  const ngrams = gramBuf;
+  const { ends, langIdx, probs } = m;
   const L = m.langs.length;
   const langprob = new Float64Array(L);
-  const rnd = new PyRandom();
-  rnd.seed(seed);
+  const rnd = seeded(seed);
   const prob = new Float64Array(L);
-  const kept = new Float64Array(L);
   for (let t = 0; t < N_TRIAL; t++) {
     prob.fill(1.0 / L);
     const alpha = ALPHA + rnd.gauss(0.0, 1.0) * ALPHA_WIDTH;
     const weight = alpha / BASE_FREQ;
     for (let i = 0; ; i++) {
       // _update_lang_prob: prob[j] *= weight + p[j]; p[j] is 0 but for the word's few languages,
-      // and weight + 0.0 is weight exactly, so those few are done apart
-      const w = ngrams[rnd.randbelow(ngrams.length)];
-      const a = m.ends[w];
-      const b = m.ends[w + 1];
-      for (let k = a; k < b; k++) kept[k - a] = prob[m.langIdx[k]] * (weight + m.probs[k]);
-      for (let j = 0; j < L; j++) prob[j] *= weight;
-      for (let k = a; k < b; k++) prob[m.langIdx[k]] = kept[k - a];
+      // and weight + 0.0 is weight exactly, so the others are multiplied by weight, in one pass
+      // (the word's languages are in increasing order, checked at load)
+      const w = ngrams[rnd.randbelow(nGrams)];
+      const b = ends[w + 1];
+      let j = 0;
+      for (let k = ends[w]; k < b; k++) {
+        const lj = langIdx[k];
+        for (; j < lj; j++) prob[j] *= weight;
+        prob[j] *= weight + probs[k];
+        j++;
+      }
+      for (; j < L; j++) prob[j] *= weight;
       if (i % 5 === 0) {
         // _normalize_prob: sum() left to right (CPython 3.11), then each divided
         let sum = 0.0;

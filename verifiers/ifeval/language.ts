@@ -43,16 +43,9 @@ export function detectedLanguage(text: string): string | null {
 }
 
 /**
- * langdetect(text), remembered for the last few texts: with the seed fixed the answer depends on
- * the text alone, and one response is often asked twice (english_capital beside
- * response_language; loose mode's variants, which coincide when there is no "*" or one line).
+ * langdetect(text). With the seed fixed the answer depends on the text alone; an item's checks
+ * share it through Facts.language (instructions.ts), one call per distinct text of the item.
  */
-const recent = new Map<string, string | null>();
 function detect(text: string): string | null {
-  const hit = recent.get(text);
-  if (hit !== undefined || recent.has(text)) return hit ?? null;
-  const got = langdetect(text);
-  if (recent.size >= 16) recent.delete(recent.keys().next().value!);
-  recent.set(text, got);
-  return got;
+  return langdetect(text);
 }

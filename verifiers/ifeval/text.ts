@@ -114,36 +114,50 @@ const WS = "[ \\t\\n\\r\\x0b\\x0c\\x1c-\\x1f\\x85\\xa0\\u1680\\u2000-\\u200a\\u2
 const W = "[\\p{L}\\p{N}_]";
 const END = `(?=${SEP}|$)`;
 const rx = (src: string, flags = "gu") => new RegExp(src, flags);
-const NLTK_RULES: [RegExp, string][] = [
+/**
+ * Each rule with a cheap test that any match needs (a character or string it cannot match
+ * without), tried first on the text as it stands before the rule: a rule whose test fails would
+ * leave the text as it is, and is skipped. Prose has no quotes, brackets or contractions, so most
+ * of the 30 rules are skipped there.
+ */
+const NLTK_RULES: [RegExp, string, RegExp?][] = [
   // STARTING_QUOTES
-  [rx("([«“‘„]|`+)"), " $1 "],
-  [rx(`(^|${SEP} )"`), "$1``"],
-  [rx("(``)"), " $1 "],
-  [rx("([ \\(\\[{<])(\"|'{2})"), "$1 `` "],
-  [rx(`(?<!${W})(')(?!(?:re|ve|ll|m|t|s|d|n)(?!${W}))(?=${W})`, "giu"), "$1 "],
+  [rx("([«“‘„]|`+)"), " $1 ", /[«“‘„`]/],
+  [rx(`(^|${SEP} )"`), "$1``", /"/],
+  [rx("(``)"), " $1 ", /``/],
+  [rx("([ \\(\\[{<])(\"|'{2})"), "$1 `` ", /"|''/],
+  [rx(`(?<!${W})(')(?!(?:re|ve|ll|m|t|s|d|n)(?!${W}))(?=${W})`, "giu"), "$1 ", /'/],
   // PUNCTUATION
-  [rx(`([^.${SEP}])(\\.)([\\]\\)}>"'»”’ ]*)${WS}*${END}`), "$1 $2 $3 "],
-  [rx("([:,])([^\\p{Nd}])"), " $1 $2"],
-  [rx(`([:,])(?=\\n?(?: ${SEP}|$))`), " $1 "],
-  [rx("\\.{2,}"), " $& "],
-  [rx("[;@#$%&]"), " $& "],
-  [rx("[\\u2012-\\u2015]"), " $& "],
-  [rx(`([^.${SEP}])(\\.)([\\]\\)}>"']*)${WS}*${END}`), "$1 $2$3 "],
-  [rx("[?!]"), " $& "],
-  [rx("([^'])' "), "$1 ' "],
-  [rx("[*]"), " $& "],
+  [rx(`([^.${SEP}])(\\.)([\\]\\)}>"'»”’ ]*)${WS}*${END}`), "$1 $2 $3 ", /\./],
+  [rx("([:,])([^\\p{Nd}])"), " $1 $2", /[:,]/],
+  [rx(`([:,])(?=\\n?(?: ${SEP}|$))`), " $1 ", /[:,]/],
+  [rx("\\.{2,}"), " $& ", /\.\./],
+  [rx("[;@#$%&]"), " $& ", /[;@#$%&]/],
+  [rx("[\\u2012-\\u2015]"), " $& ", /[\u2012-\u2015]/],
+  [rx(`([^.${SEP}])(\\.)([\\]\\)}>"']*)${WS}*${END}`), "$1 $2$3 ", /\./],
+  [rx("[?!]"), " $& ", /[?!]/],
+  [rx("([^'])' "), "$1 ' ", /' /],
+  [rx("[*]"), " $& ", /\*/],
   // PARENS_BRACKETS, DOUBLE_DASHES
-  [rx("[\\][(){}<>]"), " $& "],
-  [rx("--"), " -- "],
+  [rx("[\\][(){}<>]"), " $& ", /[\][(){}<>]/],
+  [rx("--"), " -- ", /--/],
 ];
-const NLTK_ENDING: [RegExp, string][] = [
+/** What the contractions below need: one of their words (case-insensitive, as the rules match). */
+const CONTRACTION = /cannot|d'ye|gimme|gonna|gotta|lemme|more'n|wanna|'t(?:is|was)/iu;
+const NLTK_ENDING: [RegExp, string, RegExp?][] = [
   // ENDING_QUOTES (after padding the text with spaces)
-  [rx("([»”’])"), " $1 "],
-  [rx("''"), " '' "],
-  [rx('"'), " '' "],
+  [rx("([»”’])"), " $1 ", /[»”’]/],
+  [rx("''"), " '' ", /''/],
+  [rx('"'), " '' ", /"/],
   [rx(`${WS}+`), " "],
-  [rx("([^' ])('[sS]|'[mM]|'[dD]|') "), "$1 $2 "],
-  [rx("([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) "), "$1 $2 "],
+  [rx("([^' ])('[sS]|'[mM]|'[dD]|') "), "$1 $2 ", /'/],
+  [rx("([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) "), "$1 $2 ", /'/],
+];
+/**
+ * Each of these needs one of CONTRACTION's words: where the text has none, the first leaves it as
+ * it is, and so does every next one; one test before them decides for all.
+ */
+const NLTK_CONTRACTIONS: [RegExp, string][] = [
   // CONTRACTIONS2 and CONTRACTIONS3 (MacIntyreContractions), `\b` as Python's Unicode boundary
   ...(
     [["can", "not"], ["d", "'ye"], ["gim", "me"], ["gon", "na"], ["got", "ta"], ["lem", "me"], ["more", "'n"]] as const
@@ -163,9 +177,10 @@ const SENTENCE_END_MATTERS = /(?:'[smd]|'ll|'re|'ve|n't)[.]|wanna[.]/i;
 /** NLTKWordTokenizer.tokenize on sentences joined around SEP. */
 function tokenizeJoined(joined: string): string[] {
   let t = joined;
-  for (const [re, to] of NLTK_RULES) t = t.replace(re, to);
+  for (const [re, to, needs] of NLTK_RULES) if (!needs || needs.test(t)) t = t.replace(re, to);
   t = ` ${t} `;
-  for (const [re, to] of NLTK_ENDING) t = t.replace(re, to);
+  for (const [re, to, needs] of NLTK_ENDING) if (!needs || needs.test(t)) t = t.replace(re, to);
+  if (CONTRACTION.test(t)) for (const [re, to] of NLTK_CONTRACTIONS) t = t.replace(re, to);
   return pySplitWs(t).filter((w) => w !== SEP);
 }
 
