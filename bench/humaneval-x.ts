@@ -16,37 +16,25 @@
  */
 import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
 import pLimit from "p-limit";
 import { code } from "../verifiers/code/index.js";
 import { verifyDirect, testServices, fakeSandbox } from "../tests/helpers.js";
-import { openBwrapForTests, openDockerForTests } from "../tests/sandboxes.js";
 import { CompositeSandbox } from "../sandbox/index.js";
-import { openJs } from "../sandbox/js/index.js";
 import { recipeFor, imageTag } from "../sandbox/images.js";
-import { spawnSync } from "node:child_process";
-import { join } from "node:path";
+import type { Sandbox } from "../sandbox/types.js";
 import { root } from "./lib.js";
-
-const args = process.argv.slice(2);
-const opt = (name: string) => { const i = args.indexOf(name); if (i < 0) return undefined; const v = args[i + 1]; args.splice(i, 2); return v; };
-const backend = opt("--backend") ?? "docker";
-const limit = Number(opt("--limit") ?? Infinity);
-const every = Number(opt("--every") ?? 1);
-const goEvaluation = opt("--go-evaluation") ?? "";
-if (!args.length) {
-  console.error("usage: bench/humaneval-x.ts --backend docker|bwrap [--limit N] humaneval_<lang>.jsonl.gz ...");
-  process.exit(2);
-}
 
 // CodeGeeX's IMPORT_HELPER["cpp"] (codegeex/benchmark/utils.py), added where the prompt lacks them.
 const CPP_HELPERS = ["#include<stdlib.h>", "#include<algorithm>", "#include<math.h>", "#include<stdio.h>", "#include<vector>", "#include<string>", "#include<climits>", "#include<cstring>", "#include<iostream>"];
 const PY_HELPERS = ["import math", "import re", "import sys", "import copy", "import datetime", "import itertools", "import collections", "import heapq", "import statistics", "import functools", "import hashlib", "import numpy", "import numpy as np", "import string", "from typing import *", "from collections import *"];
 const GO_HELPERS = ["math", "strings", "fmt", "strconv", "time", "bytes", "regexp", "sort", "math/rand", "crypto/md5"];
 
-type Row = { task_id: string; prompt: string; canonical_solution: string; test: string; declaration?: string; import?: string; test_setup?: string };
+export type Row = { task_id: string; prompt: string; canonical_solution: string; test: string; declaration?: string; import?: string; test_setup?: string };
 
 /** The item for one row, as process_humaneval_test puts the program together. */
-function itemOf(row: Row): { language: string; response: string; reference: Record<string, string> } {
+export function itemOf(row: Row): { language: string; response: string; reference: Record<string, string> } {
   const lang = row.task_id.split("/")[0].toLowerCase();
   const code = row.canonical_solution;
   switch (lang) {
@@ -82,64 +70,128 @@ function itemOf(row: Row): { language: string; response: string; reference: Reco
   }
 }
 
-const opened = backend === "bwrap" ? await openBwrapForTests(2) : await openDockerForTests(2);
-if (!opened.sandbox) throw new Error(`${backend}: ${opened.skip}`);
-// JavaScript runs in isolated-vm beside the chosen backend, as the server composes them.
-const js = (await openJs()).sandbox;
-const services = testServices({ sandbox: fakeSandbox(js ? new CompositeSandbox([opened.sandbox, js]) : opened.sandbox) });
-const run = pLimit(2);
-
 // The sandbox image whose toolchain CodeGeeX's harness runs in, per language of its files.
 const IMAGE: Record<string, string> = { cpp: "cpp", java: "java", js: "typescript", javascript: "typescript", go: "go", python: "python-sci", rust: "rust" };
 
-/** CodeGeeX's own harness, bare, on the sample: task_id -> its result ("passed", "failed: ..."; null passed where it cannot run). */
-function bare(file: string, lang: string): { results: Map<string, { passed: boolean | null; result: string }>; seconds: number } {
+export interface Sample {
+  /** Every K-th task (task index % K == 0) ... */
+  every: number;
+  /** ... then the first N of those. */
+  limit: number;
+  /** The folder with CodeGeeX's go.mod and vendor.tar.gz (its Go harness runs in that module). */
+  goEvaluation?: string;
+}
+
+export function readRows(file: string, s: Sample): Row[] {
+  const raw = readFileSync(file);
+  const text = file.endsWith(".gz") ? gunzipSync(raw).toString("utf8") : raw.toString("utf8");
+  return text.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l) as Row).filter((_, i) => i % s.every === 0).slice(0, s.limit);
+}
+
+export type BareResult = { passed: boolean | null; result: string };
+
+/** CodeGeeX's own harness, bare, on the sample: task_id -> its result (passed null where it cannot run). */
+export function bare(file: string, s: Sample): { results: Map<string, BareResult>; seconds: number } {
   const t0 = performance.now();
+  const lang = readRows(file, { every: 1, limit: 1 })[0].task_id.split("/")[0].toLowerCase();
   const image = imageTag(recipeFor(IMAGE[lang])!);
-  const p = spawnSync("python3", [join(root, "bench", "harness", "humaneval_x_reference.py"), file, "--image", image, "--every", String(every),
-    ...(Number.isFinite(limit) ? ["--limit", String(limit)] : []), ...(goEvaluation ? ["--go-evaluation", goEvaluation] : [])], { encoding: "utf8", maxBuffer: 1 << 28 });
+  const p = spawnSync("python3", [join(root, "bench", "harness", "humaneval_x_reference.py"), file, "--image", image, "--every", String(s.every),
+    ...(Number.isFinite(s.limit) ? ["--limit", String(s.limit)] : []), ...(s.goEvaluation ? ["--go-evaluation", s.goEvaluation] : [])], { encoding: "utf8", maxBuffer: 1 << 28 });
   if (p.status !== 0) throw new Error(`CodeGeeX's harness exited ${p.status}: ${p.stderr.slice(-500)}`);
-  const results = new Map<string, { passed: boolean | null; result: string }>();
+  const results = new Map<string, BareResult>();
   for (const line of p.stdout.split("\n").filter(Boolean)) {
-    const r = JSON.parse(line) as { task_id: string; passed: boolean | null; result: string };
-    results.set(r.task_id, r);
+    const r = JSON.parse(line) as BareResult & { task_id: string };
+    results.set(r.task_id, { passed: r.passed, result: r.result });
   }
   return { results, seconds: (performance.now() - t0) / 1000 };
 }
 
-try {
-  for (const file of args) {
-    const rows: Row[] = gunzipSync(readFileSync(file)).toString("utf8").split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l))
-      .filter((_: Row, i: number) => i % every === 0).slice(0, limit);
-    const lang = rows[0].task_id.split("/")[0].toLowerCase();
-    const harness = bare(file, lang);
-    const cpu0 = process.cpuUsage();
-    const t0 = performance.now();
-    const results = await Promise.all(rows.map((row) => run(async () => {
-      const it = itemOf(row);
-      try {
-        // `full`: the response is the program itself (no fenced block to pick).
-        const r = await verifyDirect(code, { response: it.response, reference: it.reference, options: { language: it.language, extract: "full", benchmark: "humaneval-x" } }, { services, deadline: Date.now() + 120_000 });
-        return { id: row.task_id, reward: r.reward, reason: r.reason };
-      } catch (e) {
-        return { id: row.task_id, reward: null, reason: (e as Error).message };
-      }
-    })));
-    const assayS = (performance.now() - t0) / 1000;
-    const cpu = process.cpuUsage(cpu0);
-    const ones = results.filter((r) => r.reward === 1).length;
-    const ran = results.filter((r) => harness.results.get(r.id)?.passed != null);
-    const passed = ran.filter((r) => harness.results.get(r.id)!.passed);
-    const agree = ran.filter((r) => (harness.results.get(r.id)!.passed ? r.reward === 1 : r.reward === 0));
-    console.log(`${lang} (${backend}): ${rows.length} tasks (every ${every}th); CodeGeeX's harness ran ${ran.length} bare and passes ${passed.length}; ` +
-      `Assay scores ${ones} 1; agreement ${agree.length}/${ran.length} (bare ${harness.seconds.toFixed(1)} s, Assay ${assayS.toFixed(1)} s wall, ` +
-      `${((cpu.user + cpu.system) / 1e6).toFixed(1)} s CPU in this process; load ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")})`);
-    for (const r of results) {
-      const h = harness.results.get(r.id);
-      const same = h?.passed != null && (h.passed ? r.reward === 1 : r.reward === 0);
-      if (!same || r.reward !== 1) console.log(`  ${r.id}: harness ${h ? h.result.slice(0, 160).replace(/\n/g, " ") : "missing"}; Assay reward ${r.reward}: ${r.reason.slice(0, 300).replace(/\n/g, " ")}`);
+export interface LanguageAgreement {
+  lang: string;
+  n: number;
+  /** Tasks CodeGeeX's harness could run bare here, and of those the ones it passes. */
+  ran: number;
+  harnessPassed: number;
+  assayOnes: number;
+  /** Tasks run bare where both say the same (passed and reward 1, or failed and reward 0). */
+  agree: number;
+  /** Every task where the two differ, or Assay's reward is not 1. */
+  listed: { task_id: string; harness: string; reward: number | null; reason: string }[];
+  seconds: { bare: number; assay: number; assayCpu: number };
+}
+
+/** One file's canonical solutions through Assay (on `sandbox`) and through CodeGeeX's harness bare. */
+export async function agreement(file: string, sandbox: Sandbox, s: Sample, concurrency = 2): Promise<LanguageAgreement> {
+  const rows = readRows(file, s);
+  const lang = rows[0].task_id.split("/")[0].toLowerCase();
+  const harness = bare(file, s);
+  const services = testServices({ sandbox: fakeSandbox(sandbox) });
+  const run = pLimit(concurrency);
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const results = await Promise.all(rows.map((row) => run(async () => {
+    const it = itemOf(row);
+    try {
+      // `full`: the response is the program itself (no fenced block to pick).
+      const r = await verifyDirect(code, { response: it.response, reference: it.reference, options: { language: it.language, extract: "full", benchmark: "humaneval-x" } }, { services, deadline: Date.now() + 120_000 });
+      return { id: row.task_id, reward: r.reward, reason: r.reason };
+    } catch (e) {
+      return { id: row.task_id, reward: null, reason: (e as Error).message };
     }
+  })));
+  const assay = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const out: LanguageAgreement = { lang, n: rows.length, ran: 0, harnessPassed: 0, assayOnes: 0, agree: 0, listed: [], seconds: { bare: harness.seconds, assay, assayCpu: (cpu.user + cpu.system) / 1e6 } };
+  for (const r of results) {
+    const h = harness.results.get(r.id);
+    const ran = h !== undefined && h.passed !== null;
+    out.ran += ran ? 1 : 0;
+    out.harnessPassed += h?.passed ? 1 : 0;
+    out.assayOnes += r.reward === 1 ? 1 : 0;
+    const same = ran && (h!.passed ? r.reward === 1 : r.reward === 0);
+    out.agree += same ? 1 : 0;
+    if (!same || r.reward !== 1) out.listed.push({ task_id: r.id, harness: h?.result ?? "missing", reward: r.reward, reason: r.reason });
   }
-} finally {
-  await opened.sandbox.close();
+  return out;
+}
+
+export function report(a: LanguageAgreement, backend: string, s: Sample): string {
+  const load = readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+  const lines = [
+    `${a.lang} (${backend}): ${a.n} tasks${s.every > 1 ? ` (every ${s.every}th)` : ""}; CodeGeeX's harness ran ${a.ran} bare and passes ${a.harnessPassed}; ` +
+      `Assay scores ${a.assayOnes} 1; agreement ${a.agree}/${a.ran} (bare ${a.seconds.bare.toFixed(1)} s, Assay ${a.seconds.assay.toFixed(1)} s wall, ` +
+      `${a.seconds.assayCpu.toFixed(1)} s CPU in this process; load average ${load})`,
+  ];
+  for (const d of a.listed) lines.push(`  ${d.task_id}: harness ${d.harness.slice(0, 160).replace(/\n/g, " ")}; Assay reward ${d.reward}: ${d.reason.slice(0, 300).replace(/\n/g, " ")}`);
+  return lines.join("\n");
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  const opt = (name: string) => { const i = args.indexOf(name); if (i < 0) return undefined; const v = args[i + 1]; args.splice(i, 2); return v; };
+  const backend = opt("--backend") ?? "docker";
+  const sample: Sample = { every: Number(opt("--every") ?? 1), limit: Number(opt("--limit") ?? Infinity), goEvaluation: opt("--go-evaluation") };
+  if (!args.length) {
+    console.error("usage: bench/humaneval-x.ts --backend docker|bwrap [--every K] [--limit N] [--go-evaluation DIR] humaneval_<lang>.jsonl.gz ...");
+    process.exit(2);
+  }
+  const { openBwrapForTests, openDockerForTests } = await import("../tests/sandboxes.js");
+  const { openJs } = await import("../sandbox/js/index.js");
+  const opened = backend === "bwrap" ? await openBwrapForTests(2) : await openDockerForTests(2);
+  if (!opened.sandbox) throw new Error(`${backend}: ${opened.skip}`);
+  // JavaScript runs in isolated-vm beside the chosen backend, as the server composes them.
+  const js = (await openJs()).sandbox;
+  const sandbox = js ? new CompositeSandbox([opened.sandbox, js]) : opened.sandbox;
+  try {
+    for (const file of args) console.log(report(await agreement(file, sandbox, sample), backend, sample));
+  } finally {
+    await opened.sandbox.close();
+  }
+}
+
+if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split("/").pop()!)) {
+  main().catch((e) => {
+    console.error(e);
+    process.exit(1);
+  });
 }

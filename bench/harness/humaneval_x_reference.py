@@ -1,7 +1,7 @@
 """HumanEval-X's own harness (THUDM/CodeGeeX), run bare in Assay's sandbox images, for
 bench/humaneval-x.ts.
 
-    python3 bench/harness/humaneval_x_reference.py FILE.jsonl.gz --image TAG [--every K] [--limit N]
+    python3 bench/harness/humaneval_x_reference.py FILE.jsonl[.gz] --image TAG [--every K] [--limit N]
         [--go-evaluation DIR] [--timeout S]
 
 Prints one JSON line per task: {"task_id", "passed", "result"}.
@@ -206,7 +206,7 @@ def main():
     ap.add_argument("--go-evaluation", default="")
     a = ap.parse_args()
 
-    with gzip.open(a.file, "rt", encoding="utf-8") as f:
+    with (gzip.open if a.file.endswith(".gz") else open)(a.file, "rt", encoding="utf-8") as f:
         rows = [json.loads(line) for line in f if line.strip()]
     rows = pick(rows, a.every, a.limit)
     lang = rows[0]["task_id"].split("/")[0].lower()
