@@ -130,7 +130,7 @@ async function oneAtATime(b: Backend): Promise<string> {
 }
 
 /** One round of N items through /reward/batch, INFLIGHT chunks at once. */
-async function round(b: Backend): Promise<{ rate: number; p50: number; p99: number; cpuMs: number }> {
+async function round(b: Backend): Promise<{ rate: number; p50: number; p99: number; cpuMs: number; serverMs: number }> {
   const lat: number[] = [];
   let next = 0;
   const cpu0 = process.cpuUsage();
@@ -153,9 +153,10 @@ async function round(b: Backend): Promise<{ rate: number; p50: number; p99: numb
   const box1 = sandboxCpuMs(b.kind);
   // NaN when a container was replaced during the round (its CPU time went with it). The
   // server's CPU is this process's (both servers live here: the idle one's share is small).
-  const cpuMs = box0 !== null && box1 !== null && box1.ids === box0.ids ? ((c.user + c.system) / 1000 + box1.ms - box0.ms) / N : NaN;
+  const serverMs = (c.user + c.system) / 1000 / N;
+  const cpuMs = box0 !== null && box1 !== null && box1.ids === box0.ids ? serverMs + (box1.ms - box0.ms) / N : NaN;
   lat.sort((a, b) => a - b);
-  return { rate, p50: pct(lat, 50), p99: pct(lat, 99), cpuMs };
+  return { rate, p50: pct(lat, 50), p99: pct(lat, 99), cpuMs, serverMs };
 }
 
 async function main() {
@@ -168,14 +169,14 @@ async function main() {
     for (const b of backends) notes.push(await oneAtATime(b));
     process.stderr.write("one at a time: done\n");
     // Rounds, each every backend's batches then the bare run, so all see the machine's load alike.
-    const rows: (string | number)[][] = [["round", "bare items/s", ...kinds.flatMap((k) => [`${k} items/s`, `${k}/bare`]), ...kinds.map((k) => `${k} p50 / p99 ms`), `CPU ms per item: bare / ${kinds.join(" / ")}`]];
+    const rows: (string | number)[][] = [["round", "bare items/s", ...kinds.flatMap((k) => [`${k} items/s`, `${k}/bare`]), ...kinds.map((k) => `${k} p50 / p99 ms`), `CPU ms per item: bare / ${kinds.join(" / ")}`, `of which the server process: ${kinds.join(" / ")}`]];
     const ratios: Record<string, number[]> = Object.fromEntries(kinds.map((k) => [k, []]));
     for (let r = 1; r <= ROUNDS; r++) {
       const got = [];
       for (const b of backends) got.push(await round(b));
       const bb = await bare();
       got.forEach((g, i) => ratios[kinds[i]].push(g.rate / bb.rate));
-      rows.push([r, bb.rate.toFixed(1), ...got.flatMap((g) => [g.rate.toFixed(1), `${(g.rate / bb.rate).toFixed(2)}x`]), ...got.map((g) => `${g.p50.toFixed(0)} / ${g.p99.toFixed(0)}`), [bb.cpuMs, ...got.map((g) => g.cpuMs)].map((x) => x.toFixed(1)).join(" / ")]);
+      rows.push([r, bb.rate.toFixed(1), ...got.flatMap((g) => [g.rate.toFixed(1), `${(g.rate / bb.rate).toFixed(2)}x`]), ...got.map((g) => `${g.p50.toFixed(0)} / ${g.p99.toFixed(0)}`), [bb.cpuMs, ...got.map((g) => g.cpuMs)].map((x) => x.toFixed(1)).join(" / "), got.map((g) => g.serverMs.toFixed(1)).join(" / ")]);
       process.stderr.write(`round ${r}: bare ${bb.rate.toFixed(1)}/s, ${got.map((g, i) => `${kinds[i]} ${g.rate.toFixed(1)}/s`).join(", ")}\n`);
     }
     console.log(`${N} items a round through /reward/batch in chunks of ${CHUNK}, ${INFLIGHT} in flight; bare: python3 on 2 processes\n`);

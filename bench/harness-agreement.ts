@@ -10,7 +10,8 @@
  *     [--humaneval HumanEval.jsonl.gz] [--mbpp mbpp.jsonl]
  *
  * HumanEval: https://github.com/openai/human-eval (data/HumanEval.jsonl.gz); MBPP:
- * https://github.com/google-research/google-research (mbpp/mbpp.jsonl).
+ * https://github.com/google-research/google-research (mbpp/mbpp.jsonl), all 974 tasks shipped
+ * in bench/data/mbpp.jsonl (CC BY 4.0, see bench/data/README.md).
  */
 import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";

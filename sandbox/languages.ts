@@ -81,7 +81,9 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
   },
   cpp: {
     image: "cpp", file: "main.cpp",
-    compile: { argv: ["g++", "-O2", "-std=gnu++17", "-pipe", "-o", "main", "main.cpp"], output: "main", wallMs: 10_000, addressSpaceMb: 2048 },
+    // libcrypto linked where the program uses it (--as-needed: nowhere else): HumanEval-X's
+    // CPP/162 (string_to_md5) calls OpenSSL's MD5, which CodeGeeX's harness links with -lcrypto.
+    compile: { argv: ["g++", "-O2", "-std=gnu++17", "-pipe", "-o", "main", "main.cpp", "-Wl,--as-needed", "-lcrypto"], output: "main", wallMs: 10_000, addressSpaceMb: 2048 },
     argv: ["./main"], oomMarkers: ["std::bad_alloc"],
     aliases: ["cpp", "c++", "cxx", "cc"], buildByDefault: true,
   },

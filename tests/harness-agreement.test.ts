@@ -8,6 +8,8 @@
 import { test, describe, after } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { agreement, itemOf, readRows, runHarness, report } from "../bench/harness-agreement.js";
 import { openBwrapForTests, openDockerForTests } from "./sandboxes.js";
 import type { RunOutcome, Sandbox } from "../sandbox/types.js";
@@ -15,6 +17,22 @@ import { root } from "../bench/lib.js";
 
 const HE = join(root, "tests", "fixtures", "harness", "humaneval-mini.jsonl");
 const MBPP = join(root, "tests", "fixtures", "harness", "mbpp-mini.jsonl");
+// MBPP itself (bench/data/mbpp.jsonl, CC BY 4.0: see bench/data/README.md).
+const MBPP_FULL = join(root, "bench", "data", "mbpp.jsonl");
+// The tasks issue 37 found scored 0 with a correct solution: a Counter, a defaultdict or a type
+// returned (40, 88, 533, 653, 902), the solution's own class built by the test (367, 601, 927),
+// a module the solution imported used by the test (596).
+const NAMED = [40, 88, 533, 653, 902, 367, 601, 927, 596];
+
+test("bench/data/mbpp.jsonl is MBPP's 974 tasks in its own format", () => {
+  const rows = readRows(MBPP_FULL);
+  assert.equal(rows.length, 974);
+  assert.deepEqual(rows.map((r) => r.task_id), Array.from({ length: 974 }, (_, i) => i + 1));
+  for (const r of rows) {
+    assert.deepEqual(Object.keys(r), ["text", "code", "task_id", "test_setup_code", "test_list", "challenge_test_list"], `task ${r.task_id}`);
+    assert.ok(Array.isArray(r.test_list) && r.test_list.length >= 3, `task ${r.task_id}`);
+  }
+});
 
 describe("the benchmarks' own harness, run bare", () => {
   test("openai/human-eval's check_correctness passes the correct tasks and fails the wrong and the endless one", async () => {
@@ -54,6 +72,19 @@ for (const [backend, open] of [["docker", () => openDockerForTests(2)], ["bwrap"
   const opened = await open();
   describe(`the harness against Assay on ${backend}`, { skip: opened.skip }, () => {
     after(() => opened.sandbox?.close());
+    test("MBPP's own tasks that issue 37 found scored 0: the harness passes each, and so does Assay", { timeout: 300_000 }, async () => {
+      const dir = mkdtempSync(join(tmpdir(), "mbpp-named-"));
+      try {
+        const file = join(dir, "mbpp.jsonl");
+        writeFileSync(file, readRows(MBPP_FULL).filter((r) => NAMED.includes(Number(r.task_id))).map((r) => JSON.stringify(r) + "\n").join(""));
+        const a = await agreement("mbpp", file, opened.sandbox!);
+        assert.equal(a.n, NAMED.length);
+        assert.equal(a.harnessPassed, NAMED.length, report(a, backend));
+        assert.equal(a.assayOnes, NAMED.length, report(a, backend));
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
     for (const [kind, file, n, passed] of [["humaneval", HE, 5, 3], ["mbpp", MBPP, 6, 5]] as const) {
       test(`${kind}: every task scored as the benchmark's own harness scores it`, { timeout: 300_000 }, async () => {
         const a = await agreement(kind, file, opened.sandbox!);

@@ -173,6 +173,18 @@ for (const [backend, open] of [["docker", () => openDockerForTests(2)], ["bwrap"
       assert.equal((program.details as any).tests[0].status, "time_limit");
       assert.match(program.reason, /the compiler \(javac\) ran out of time/);
     });
+    const cppMissing = sb?.languages.includes("cpp") ? false : notBuiltReason("cpp") ?? `${backend} does not run cpp`;
+    test("C++: a solution calling OpenSSL's MD5 links (HumanEval-X's CPP/162, which CodeGeeX links with -lcrypto)", { skip: cppMissing && !IN_CI ? `not built: ${cppMissing}` : false }, async () => {
+      // CPP/162's shape: string_to_md5 through <openssl/md5.h>, the test comparing digests.
+      const solution = "#include<stdio.h>\n#include<string>\n#include<openssl/md5.h>\nusing namespace std;\nstring string_to_md5(string text){\n" +
+        "    unsigned char md[16];\n    if (text.length()==0) return \"None\";\n    MD5_CTX c;\n    MD5_Init(&c);\n    MD5_Update(&c, (unsigned char*)text.c_str(), text.length());\n    MD5_Final(md, &c);\n" +
+        "    string out_str=\"\";\n    for (int i=0;i<16;i++) {\n        char w;\n        if (md[i]<160) w=48+md[i]/16;\n        else w=87+md[i]/16;\n        out_str=out_str+w;\n        if (md[i]%16<10) w=48+md[i]%16;\n        else w=87+md[i]%16;\n        out_str=out_str+w;\n    }\n    return out_str;\n}\n";
+      const test = "#undef NDEBUG\n#include<assert.h>\nint main(){\n    assert (string_to_md5(\"Hello world\") == \"3e25960a79dbc69b674cd4ec67a72c62\");\n    assert (string_to_md5(\"\") == \"None\");\n}\n";
+      const ok = await verifyDirect(code, { response: solution, reference: { test }, options: { language: "cpp", extract: "full", benchmark: "humaneval-x" } }, { services });
+      assert.equal(ok.reward, 1, ok.reason);
+      const wrong = await verifyDirect(code, { response: solution.replace("MD5_Final(md, &c);", "MD5_Final(md, &c); md[0] ^= 1;"), reference: { test }, options: { language: "cpp", extract: "full", benchmark: "humaneval-x" } }, { services });
+      assert.equal(wrong.reward, 0, wrong.reason);
+    });
     for (const [lang, s] of Object.entries(SHAPES)) {
       const language = s.language ?? lang;
       const runs = programLanguage(language, String(s.reference.test ?? s.reference.tests ?? s.reference.test_program));
