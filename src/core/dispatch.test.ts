@@ -10,6 +10,7 @@ import { Cancel, Deadlines } from "./deadlines.js";
 import { Type } from "@sinclair/typebox";
 import { defineVerifier, type AnyVerifier } from "./verifier.js";
 import { exact } from "../../verifiers/text/exact.js";
+import { items as rewardItems } from "../../bench/reward-items.js";
 
 const rt = await testRuntime();
 after(() => rt.close());
@@ -57,7 +58,7 @@ const waits = defineVerifier({
   options: Type.Object({ wait: Type.Number(), work: Type.Number() }),
   verify(item, ctx) {
     const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-    return ctx.unclocked(sleep(item.options.wait)).then(() => sleep(item.options.work)).then(() => ({ reward: 1, reason: "done" }));
+    return ctx.unclocked!(sleep(item.options.wait)).then(() => sleep(item.options.work)).then(() => ({ reward: 1, reason: "done" }));
   },
 });
 
@@ -92,6 +93,25 @@ test("a verify that answers at once is scored without a deadline entry; one that
     assert.equal((got as { reward: number }).reward, 1);
   } finally {
     await own.close();
+  }
+});
+
+test("the light verifiers (text, ifeval, json, tool_call, overlap, iou) answer without a promise", async () => {
+  const sample: Record<string, unknown>[] = [
+    { verifier: "choice", response: "The answer is (B).", reference: "B" },
+    { verifier: "regex", response: "order 66 shipped", reference: "\\d+" },
+    { verifier: "ifeval", response: "No commas here at all.", reference: { instruction_id_list: ["punctuation:no_comma"], kwargs: [{}] } },
+    ...["json", "tool_call", "bleu", "rouge", "chrf", "iou"].filter((v) => rewardItems[v]).map((v) => rewardItems[v]!(1)),
+  ];
+  assert.ok(sample.length >= 8, `${sample.length} samples`);
+  const ctx = { deadline: Date.now() + 60_000, signal: new AbortController().signal, log: rt.log, services: rt.services };
+  await rt.registry.warmUp({ log: rt.log, services: rt.services });
+  for (const it of sample) {
+    const r = rt.registry.resolve(it as never);
+    assert.ok(!("invalid" in r), `${it.verifier}: ${"invalid" in r ? r.invalid : ""}`);
+    const got = r.verifier.verify(r.item, ctx as never);
+    assert.ok(!(got instanceof Promise), `${it.verifier} returned a promise`);
+    assert.equal(typeof (got as { reward: unknown }).reward, "number", `${it.verifier}: ${JSON.stringify(got)}`);
   }
 });
 
