@@ -24,6 +24,27 @@ describe("POST /reward", () => {
     assert.ok(res.headers["x-request-id"]);
   });
 
+  test("the scoring routes' 200s carry express's JSON headers: the type with its charset, the length in UTF-8 bytes", async () => {
+    const { app } = await testApp();
+    for (const [path, body] of [
+      ["/reward", { verifier: "exact", response: "Café ＡＢ ✓", reference: "café ab ✓" }],
+      ["/reward/batch", { items: [{ verifier: "exact", response: "naïve", reference: "naive" }, { verifier: "exact", response: "東京", reference: "東京" }] }],
+    ] as const) {
+      const res = await request(app).post(path).send(body).buffer(true).parse((r, cb) => {
+        const chunks: Buffer[] = [];
+        r.on("data", (c: Buffer) => chunks.push(c));
+        r.on("end", () => cb(null, Buffer.concat(chunks)));
+      }).expect(200);
+      assert.equal(res.headers["content-type"], "application/json; charset=utf-8");
+      const raw = res.body as Buffer;
+      assert.equal(Number(res.headers["content-length"]), raw.length);
+      const json = JSON.parse(raw.toString("utf8"));
+      const results = path === "/reward" ? [json] : json.results;
+      assert.equal(results[0].reward, path === "/reward" ? 1 : 0);
+      if (path === "/reward/batch") assert.equal(results[1].details.extracted, "東京");
+    }
+  });
+
   test("a wrong answer is ok with reward 0, and id is absent when not sent", async () => {
     const { app } = await testApp();
     const res = await request(app).post("/reward").send({ verifier: "exact", response: "Lyon", reference: "Paris" }).expect(200);

@@ -7,6 +7,10 @@ import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { testRuntime } from "../../tests/helpers.js";
 import { Cancel, Deadlines } from "./deadlines.js";
+import { Type } from "@sinclair/typebox";
+import { defineVerifier, type AnyVerifier } from "./verifier.js";
+import { exact } from "../../verifiers/text/exact.js";
+import { items as rewardItems } from "../../bench/reward-items.js";
 
 const rt = await testRuntime();
 after(() => rt.close());
@@ -33,6 +37,96 @@ test("a batch of 256 quick items arms a timer or two, not one per item", async (
   assert.deepEqual(out.map((r) => r.id), items.map((it) => it.id));
   assert.deepEqual(out.map((r) => r.reward), items.map((_, i) => (i % 7 === i % 5 ? 1 : 0)));
   assert.ok(armed <= 4, `${armed} timers armed for 256 items`);
+});
+
+/** Verifiers whose verify answers without a promise, or waits with its clock stopped. */
+const now = defineVerifier({
+  name: "test-now",
+  description: "answers at once: `ok`, throws on `throw`, returns no Outcome on `junk`",
+  reference: Type.Any(),
+  options: Type.Object({}),
+  verify(item) {
+    if (item.response === "throw") throw new Error("broke at once");
+    if (item.response === "junk") return undefined as never;
+    return { reward: item.response === "ok" ? 1 : 0, reason: "at once" };
+  },
+});
+const waits = defineVerifier({
+  name: "test-unclocked",
+  description: "waits `wait` ms with its clock stopped (begun before verify returns), then works `work` ms",
+  reference: Type.Any(),
+  options: Type.Object({ wait: Type.Number(), work: Type.Number() }),
+  verify(item, ctx) {
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    return ctx.unclocked!(sleep(item.options.wait)).then(() => sleep(item.options.work)).then(() => ({ reward: 1, reason: "done" }));
+  },
+});
+
+test("a verify that answers at once is scored without a deadline entry; one that throws or returns junk is an error (null)", async () => {
+  const own = await testRuntime({ extra: [now as AnyVerifier], only: ["exact"] });
+  try {
+    const adds = { n: 0 };
+    const real = Deadlines.prototype.add;
+    Deadlines.prototype.add = function (this: Deadlines, d) {
+      adds.n++;
+      return real.call(this, d);
+    };
+    try {
+      const items = Array.from({ length: 256 }, (_, i) => (i % 2 ? { id: i, verifier: "test-now", response: "ok" } : { id: i, verifier: "exact", response: `The answer is ${i % 7}`, reference: `the answer is ${i % 5}` }));
+      const out = await own.scorer.scoreBatch(items, { signal: new Cancel() });
+      assert.deepEqual(out.map((r) => r.reward), items.map((_, i) => (i % 2 ? 1 : i % 7 === i % 5 ? 1 : 0)));
+      assert.equal(adds.n, 0, `${adds.n} items entered the deadline set`);
+      // A long answer is normalised in slices (a promise): it does take a deadline.
+      const [long] = await own.scorer.scoreBatch([{ verifier: "exact", response: "x ".repeat(40_000), reference: "x" }]);
+      assert.equal(long!.reward, 0);
+      assert.equal(adds.n, 1);
+    } finally {
+      Deadlines.prototype.add = real;
+    }
+    const [thrown, junk] = await own.scorer.scoreBatch([{ verifier: "test-now", response: "throw" }, { verifier: "test-now", response: "junk" }]);
+    assert.deepEqual([thrown!.status, thrown!.reward], ["error", null]);
+    assert.match(thrown!.reason, /internal error in verifier test-now: broke at once/);
+    assert.deepEqual([junk!.status, junk!.reward], ["error", null]);
+    // exact itself answers a short item without a promise.
+    const got = exact.verify({ verifier: "exact", response: "A", reference: "a", options: { case_sensitive: false, normalize_whitespace: true, strip_punctuation: false, extract: "full", strip_think: true } }, {} as never);
+    assert.ok(!(got instanceof Promise));
+    assert.equal((got as { reward: number }).reward, 1);
+  } finally {
+    await own.close();
+  }
+});
+
+test("the light verifiers (text, ifeval, json, tool_call, overlap, iou) answer without a promise", async () => {
+  const sample: Record<string, unknown>[] = [
+    { verifier: "choice", response: "The answer is (B).", reference: "B" },
+    { verifier: "regex", response: "order 66 shipped", reference: "\\d+" },
+    { verifier: "ifeval", response: "No commas here at all.", reference: { instruction_id_list: ["punctuation:no_comma"], kwargs: [{}] } },
+    ...["json", "tool_call", "bleu", "rouge", "chrf", "iou"].filter((v) => rewardItems[v]).map((v) => rewardItems[v]!(1)),
+  ];
+  assert.ok(sample.length >= 8, `${sample.length} samples`);
+  const ctx = { deadline: Date.now() + 60_000, signal: new AbortController().signal, log: rt.log, services: rt.services };
+  await rt.registry.warmUp({ log: rt.log, services: rt.services });
+  for (const it of sample) {
+    const r = rt.registry.resolve(it as never);
+    assert.ok(!("invalid" in r), `${it.verifier}: ${"invalid" in r ? r.invalid : ""}`);
+    const got = r.verifier.verify(r.item, ctx as never);
+    assert.ok(!(got instanceof Promise), `${it.verifier} returned a promise`);
+    assert.equal(typeof (got as { reward: unknown }).reward, "number", `${it.verifier}: ${JSON.stringify(got)}`);
+  }
+});
+
+test("a wait begun with the clock stopped before verify returns is not counted; the work after it is", async () => {
+  const own = await testRuntime({ extra: [waits as AnyVerifier], only: ["exact"] });
+  try {
+    const out = await own.scorer.scoreBatch([
+      { verifier: "test-unclocked", response: "", options: { wait: 150, work: 0 }, deadline_ms: 40 },
+      { verifier: "test-unclocked", response: "", options: { wait: 0, work: 2_000 }, deadline_ms: 60 },
+    ]);
+    assert.deepEqual(out.map((r) => r.status), ["ok", "error"], JSON.stringify(out.map((r) => r.reason)));
+    assert.match(out[1]!.reason, /deadline of 60 ms exceeded/);
+  } finally {
+    await own.close();
+  }
 });
 
 test("each item keeps its own deadline inside a shared batch", async () => {

@@ -148,3 +148,43 @@ test("real verifiers accept integer references and null options over HTTP", asyn
   }).expect(200);
   assert.deepEqual(res.body.results.map((x: any) => [x.status, x.reward]), [["ok", 1], ["ok", 0], ["ok", 1], ["ok", 1]]);
 });
+
+test("an item without options gets its own copy of the defaults; an object default still goes through the validator", () => {
+  const prim = defineVerifier({
+    name: "prim",
+    description: "",
+    reference: Type.String(),
+    options: Type.Object({ k: Type.Number({ default: 2 }), on: Type.Boolean({ default: true }) }),
+    verify: async () => ({ reward: 1, reason: "" }),
+  });
+  const obj = defineVerifier({
+    name: "obj",
+    description: "",
+    reference: Type.String(),
+    options: Type.Object({ list: Type.Array(Type.String(), { default: ["a"] }) }),
+    verify: async () => ({ reward: 1, reason: "" }),
+  });
+  const needs = defineVerifier({
+    name: "needs",
+    description: "",
+    reference: Type.String(),
+    options: Type.Object({ must: Type.Number() }),
+    verify: async () => ({ reward: 1, reason: "" }),
+  });
+  const reg = new Registry().register(prim).register(obj).register(needs);
+  const a = reg.resolve({ verifier: "prim", response: "", reference: "x" });
+  const b = reg.resolve({ verifier: "prim", response: "", reference: "x" });
+  assert.ok("item" in a && "item" in b);
+  assert.deepEqual(a.item.options, { k: 2, on: true });
+  (a.item.options as Record<string, unknown>).k = 99; // a verifier that writes to its options
+  assert.deepEqual(b.item.options, { k: 2, on: true });
+  assert.deepEqual((reg.resolve({ verifier: "prim", response: "", reference: "x" }) as { item: { options: unknown } }).item.options, { k: 2, on: true });
+  const c = reg.resolve({ verifier: "obj", response: "", reference: "x" });
+  const d = reg.resolve({ verifier: "obj", response: "", reference: "x" });
+  assert.ok("item" in c && "item" in d);
+  assert.notEqual(c.item.options.list, d.item.options.list);
+  // No options where one is required: still invalid, naming it.
+  const e = reg.resolve({ verifier: "needs", response: "", reference: "x" });
+  assert.ok("invalid" in e);
+  assert.match(e.invalid, /must/);
+});

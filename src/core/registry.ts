@@ -15,6 +15,12 @@ interface Entry {
   validateOptions: ValidateFunction;
   /** Options whose declaration gives null a meaning of its own (format's answer_tag): kept. */
   nullMeans: ReadonlySet<string>;
+  /**
+   * The options an item that sets none gets (its declaration's defaults), when every one is a
+   * primitive: such an item gets a copy of these, without running the validator. Undefined when
+   * no options is not valid, or a default is an object (a copy would share it).
+   */
+  defaults?: Readonly<Record<string, unknown>>;
   info: VerifierInfo;
 }
 
@@ -42,10 +48,14 @@ export class Registry {
     if ((verifier.options as JSONSchema)?.type !== "object") {
       throw new Error(`verifier ${verifier.name}: options must be declared with Type.Object(...)`);
     }
+    const validateOptions = this.ajvDefaults.compile(verifier.options);
+    const defaults: Record<string, unknown> = {};
+    const plain = validateOptions(defaults) && Object.values(defaults).every((v) => v === null || typeof v !== "object");
     this.entries.set(verifier.name, {
       verifier,
       validateReference: this.ajv.compile(verifier.reference),
-      validateOptions: this.ajvDefaults.compile(verifier.options),
+      validateOptions,
+      defaults: plain ? Object.freeze(defaults) : undefined,
       nullMeans: this.nullAccepting(verifier.options as JSONSchema),
       info: {
         name: verifier.name,
@@ -102,6 +112,9 @@ export class Registry {
     // set to null means "the default": HF datasets fills every key of a struct column in every
     // row, None where a row did not set it, so null must not make the item invalid. (An option
     // whose declaration accepts null, such as format's answer_tag, keeps its null.)
+    if (item.options === undefined && entry.defaults) {
+      return { verifier: entry.verifier, item: { id: item.id, verifier: item.verifier, prompt: item.prompt, response: item.response, reference, options: { ...entry.defaults } } };
+    }
     const options: Record<string, unknown> = {};
     if (item.options) for (const [k, v] of Object.entries(item.options)) if (v !== null || entry.nullMeans.has(k)) options[k] = v;
     if (!entry.validateOptions(options)) {

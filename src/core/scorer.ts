@@ -41,8 +41,7 @@ const BATCH_SLICE_MS = 8;
 
 /** The shared pools whose backlog admission checks: the sandbox's slots, the SQL engines' processes and connections. */
 export type SharedPool = "sandbox" | "sql";
-const POOLS: readonly SharedPool[] = ["sandbox", "sql"];
-const USES = { sandbox: "usesSandbox", sql: "usesSql" } as const;
+const POOL_BIT = { sandbox: 1, sql: 2 } as const;
 
 /** Waits for a promise with the item's deadline clock stopped (VerifyContext.unclocked). */
 type Unclocked = <T>(wait: Promise<T>, counted?: (v: T) => number) => Promise<T>;
@@ -120,9 +119,19 @@ export class Scorer {
     }
   }
 
-  /** Bit 1: the item uses the sandbox; bit 2: the SQL engines. */
-  private poolsOf(it: unknown): number {
-    return (this.uses(it, "sandbox") ? 1 : 0) | (this.uses(it, "sql") ? 2 : 0);
+  /**
+   * Bit 1: the item, or a part of it (combine, calibrated), uses the sandbox (runs programs
+   * there); bit 2: the SQL engines. One registry lookup per item (and per part).
+   */
+  private poolsOf(item: unknown, depth = 0): number {
+    if (!item || typeof item !== "object") return 0;
+    const { verifier: name, reference } = item as { verifier?: unknown; reference?: unknown };
+    const v = typeof name === "string" ? this.opts.registry.verifierOf(name) : undefined;
+    if (!v) return 0;
+    let mask = (v.usesSandbox ? 1 : 0) | (v.usesSql ? 2 : 0);
+    if (mask === 3 || !v.partsOf || depth >= (this.opts.maxPartDepth ?? 3)) return mask;
+    for (const p of v.partsOf(reference)) if ((mask |= this.poolsOf(p, depth + 1)) === 3) break;
+    return mask;
   }
 
   private countWaiting(mask: number, by: 1 | -1): void {
@@ -133,15 +142,9 @@ export class Scorer {
   /** Items of accepted batches that use each pool and have not started (ASSAY_BATCH_CONCURRENCY). */
   private readonly waitingItems: Record<SharedPool, number> = { sandbox: 0, sql: 0 };
 
-  /** Whether the item, or a part of it (combine, calibrated), uses the pool (runs programs in the sandbox, queries on the SQL engines). */
-  private uses(item: unknown, pool: SharedPool, depth = 0): boolean {
-    if (!item || typeof item !== "object") return false;
-    const { verifier: name, reference } = item as { verifier?: unknown; reference?: unknown };
-    const v = typeof name === "string" ? this.opts.registry.verifierOf(name) : undefined;
-    if (!v) return false;
-    if (v[USES[pool]]) return true;
-    if (!v.partsOf || depth >= (this.opts.maxPartDepth ?? 3)) return false;
-    return v.partsOf(reference).some((p) => this.uses(p, pool, depth + 1));
+  /** Whether the item, or a part of it (combine, calibrated), uses the pool. */
+  private uses(item: unknown, pool: SharedPool): boolean {
+    return (this.poolsOf(item) & POOL_BIT[pool]) !== 0;
   }
 
   /**
@@ -163,17 +166,7 @@ export class Scorer {
     // The result names the verifier as the item called it: `custom:<name>@<version>`, `preset:<name>`
     // say which one scored, where the namespace verifier's own name ("custom") would not.
     const called = resolved.item.verifier;
-    const { log } = this.opts;
-    return this.runVerifier(resolved.verifier, resolved.item, deadlineMs, o.signal, depth, parentUnclocked).then(
-      (outcome) => {
-        try {
-          return fromOutcome(t0, id, called, outcome, log);
-        } catch (err) {
-          return fromError(t0, id, called, err, log); // not an Outcome at all
-        }
-      },
-      (err) => fromError(t0, id, called, err, log),
-    );
+    return this.runVerifier(resolved.verifier, resolved.item, deadlineMs, o.signal, depth, parentUnclocked, t0, id, called);
   }
 
   /** An item's deadline: the one asked for, else the server's default grown to the item's own limits; capped by ASSAY_MAX_DEADLINE_MS. */
@@ -198,33 +191,53 @@ export class Scorer {
   }
 
   /**
-   * Runs init (once) and verify, against the deadline and the caller's signal: the first of
-   * verify settling, the deadline passing or the caller aborting settles the promise.
+   * Runs init (once) and verify, against the deadline and the caller's signal, to the item's
+   * result: the first of verify settling, the deadline passing or the caller aborting decides.
+   * A verify that answers at once (a plain Outcome, not a promise: a short `exact` answer) is
+   * scored at once: no promise, and its deadline never enters the timer's set (nothing can
+   * pass while it runs without a turn of the event loop). Never rejects.
    */
-  private runVerifier(verifier: AnyVerifier, item: VerifyItem, deadlineMs: number, outer: AbortLike | undefined, depth: number, parentUnclocked?: Unclocked): Promise<Outcome> {
-    if (outer?.aborted) return Promise.reject(new MachineryError("request aborted before scoring"));
+  private runVerifier(
+    verifier: AnyVerifier,
+    item: VerifyItem,
+    deadlineMs: number,
+    outer: AbortLike | undefined,
+    depth: number,
+    parentUnclocked: Unclocked | undefined,
+    t0: number,
+    id: RewardItem["id"],
+    called: string,
+  ): RewardResult | Promise<RewardResult> {
+    const { log, services, registry } = this.opts;
+    if (outer?.aborted) return fromError(t0, id, called, new MachineryError("request aborted before scoring"), log);
     const stop = new Stopper(deadlineMs, this.deadlines, outer);
     const ctx = new ItemContext(this, stop, depth, parentUnclocked);
-    return new Promise<Outcome>((resolve, reject) => {
-      stop.onStop = reject;
-      const { log, services, registry } = this.opts;
-      let running: Promise<Outcome>;
-      try {
-        const init = registry.ensureInit(verifier, { log, services });
-        // A cold start (the math workers loading, a pool filling) is the server's, not the
-        // item's: its clock stops meanwhile.
-        running = init ? stop.unclocked(init).then(() => (stop.ended ? never : verifier.verify(item, ctx))) : verifier.verify(item, ctx);
-      } catch (err) {
-        running = Promise.reject(err); // a verify that throws before it returns a promise
-      }
-      running.then(
+    let running: Outcome | Promise<Outcome>;
+    try {
+      const init = registry.ensureInit(verifier, { log, services });
+      // A cold start (the math workers loading, a pool filling) is the server's, not the
+      // item's: its clock stops meanwhile.
+      running = init ? stop.unclocked(init).then(() => (stop.ended ? never : verifier.verify(item, ctx))) : verifier.verify(item, ctx);
+    } catch (err) {
+      stop.dispose();
+      return fromError(t0, id, called, err, log); // a verify that throws before it returns
+    }
+    if (!isThenable(running)) {
+      stop.dispose();
+      return toResult(t0, id, called, running, log);
+    }
+    const pending = running;
+    return new Promise<RewardResult>((resolve) => {
+      stop.onStop = (e) => resolve(fromError(t0, id, called, e, log));
+      stop.arm();
+      pending.then(
         (v) => {
           stop.dispose();
-          resolve(v);
+          resolve(toResult(t0, id, called, v, log));
         },
         (e) => {
           stop.dispose();
-          reject(e);
+          resolve(fromError(t0, id, called, e, log));
         },
       );
     });
@@ -302,12 +315,24 @@ class Stopper implements Due {
   /** Epoch ms up to which counted time has been charged (overlapping waits' own time counts once). */
   private chargedUntil = 0;
   private done = false;
+  /** Watched by the clock (arm): until then a wait's end does not put it there. */
+  private armed = false;
   private readonly onOuterAbort = () => this.stop(new MachineryError("request aborted by the client"));
 
   constructor(private readonly deadlineMs: number, private readonly clock: Deadlines, private readonly outer?: AbortLike) {
     this.due = Date.now() + deadlineMs;
-    clock.add(this);
-    outer?.addEventListener("abort", this.onOuterAbort, { once: true });
+  }
+
+  /**
+   * Starts watching the deadline and the caller's signal: called once verify has returned a
+   * promise (a verify that answered at once never needs either). A wait already begun
+   * (`unclocked`, during init or verify's first step) keeps the clock stopped until it ends.
+   */
+  arm(): void {
+    if (this.ended) return;
+    this.armed = true;
+    if (this.waits === 0) this.clock.add(this);
+    this.outer?.addEventListener("abort", this.onOuterAbort, { once: true });
   }
 
   /** Deadlines: the due time has passed. */
@@ -349,7 +374,7 @@ class Stopper implements Due {
       }
       if (--this.waits === 0 && !this.reason && !this.done) {
         this.due = Date.now() + this.left;
-        this.clock.add(this);
+        if (this.armed) this.clock.add(this);
       }
     };
     return wait.then(
@@ -394,6 +419,7 @@ class Stopper implements Due {
   }
 
   private release(): void {
+    if (!this.armed) return;
     this.clock.delete(this);
     this.outer?.removeEventListener("abort", this.onOuterAbort);
   }
@@ -450,6 +476,19 @@ function fanOut(outer?: AbortLike): { signal?: AbortLike; release: () => void } 
   if (outer.aborted) onAbort();
   else outer.addEventListener("abort", onAbort, { once: true });
   return { signal: c, release: () => outer.removeEventListener("abort", onAbort) };
+}
+
+function isThenable<T>(v: T | Promise<T>): v is Promise<T> {
+  return typeof (v as { then?: unknown } | null)?.then === "function";
+}
+
+/** The result of what verify returned: an Outcome, or (a verifier's bug) something that is not one. */
+function toResult(t0: number, id: RewardItem["id"], name: string, outcome: Outcome, log: Logger): RewardResult {
+  try {
+    return fromOutcome(t0, id, name, outcome, log);
+  } catch (err) {
+    return fromError(t0, id, name, err, log); // not an Outcome at all
+  }
 }
 
 function fromOutcome(t0: number, id: RewardItem["id"], name: string, outcome: Outcome, log: Logger): RewardResult {

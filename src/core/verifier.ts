@@ -108,7 +108,12 @@ export interface Verifier<R extends TSchema = TSchema, O extends TObject = TObje
    * a sandboxed (or SQL) part inside a composed item. Must not throw on any input.
    */
   partsOf?(reference: unknown): readonly unknown[];
-  verify(item: VerifyItem<Static<R>, Static<O>>, ctx: VerifyContext): Promise<Outcome>;
+  /**
+   * Scores one checked item. An `async` function is the usual form; a verifier that can answer
+   * without waiting may return the Outcome itself (exact on a short answer), which the scorer
+   * uses at once, without a promise or a deadline entry for the item.
+   */
+  verify(item: VerifyItem<Static<R>, Static<O>>, ctx: VerifyContext): Outcome | Promise<Outcome>;
 }
 
 /** Identity at run time; at compile time it infers `verify`'s item type from the declarations. */

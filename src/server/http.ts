@@ -159,3 +159,15 @@ export function clientLeft(_req: Request, res: Response): Cancel {
   });
   return c;
 }
+
+/**
+ * `res.json(value)` for the scoring routes' 200s, without express's `send` (its charset parsing,
+ * ETag and freshness checks, off or moot for a POST here): the same bytes and headers
+ * (`Content-Type: application/json; charset=utf-8`, `Content-Length`), written at once.
+ */
+export function sendJson(res: Response, value: unknown): void {
+  const body = JSON.stringify(value);
+  res.setHeader("Content-Type", "application/json; charset=utf-8");
+  res.setHeader("Content-Length", Buffer.byteLength(body));
+  res.end(body);
+}

@@ -78,7 +78,7 @@ export const ifeval = defineVerifier({
     useSentenceModel(ctx.services.config.ifeval.punktDir);
     langdetectLanguages(); // loads langdetect's 55 profiles (about 0.5 s) here, not in a request
   },
-  async verify(item, ctx) {
+  verify(item, ctx) {
     useSentenceModel(ctx.services.config.ifeval.punktDir); // ASSAY_IFEVAL_PUNKT_DIR, read once
     const o = item.options;
     const mode = o.mode;

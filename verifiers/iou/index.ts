@@ -32,7 +32,7 @@ export const iouVerifier = defineVerifier({
     },
     { additionalProperties: false },
   ),
-  async verify(item) {
+  verify(item) {
     const o = item.options;
     const refs: Box[] = (typeof item.reference[0] === "number" ? [item.reference] : item.reference) as Box[];
     if (item.response.length > o.max_response_chars) {

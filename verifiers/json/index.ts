@@ -66,7 +66,7 @@ export const json = defineVerifier({
     },
     { additionalProperties: false },
   ),
-  async verify(item) {
+  verify(item) {
     const o = item.options;
     const ref = item.reference;
     const validate = ref.schema ? validatorFor(ref.schema) : null;

@@ -143,7 +143,7 @@ test("a request that goes away stops the wait but does not kill a worker", async
   const ctx = { deadline: Date.now() + 5000, signal: ac.signal, log: quiet, services: { workers: 2 } } as unknown as VerifyContext;
   const pending = math.verify({ verifier: "math", response: "\\boxed{x^2+2x+1}", reference: "(x+1)^2", options: resolveOptions() }, ctx);
   ac.abort(new Error("client went away"));
-  await assert.rejects(pending, /aborted/);
+  await assert.rejects(Promise.resolve(pending), /aborted/);
   await new Promise((r) => setTimeout(r, 300));
   assert.deepEqual(mathPoolStats()!.threadIds, before);
   const r = await post("/reward", { verifier: "math", response: "\\boxed{2}", reference: "2" });

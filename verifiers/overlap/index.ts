@@ -53,7 +53,7 @@ export const bleu = defineVerifier({
     effective_order: Type.Boolean({ default: true, description: "as sacrebleu.sentence_bleu: ignore orders the hypothesis is too short for" }),
     max_ngram_order: Type.Integer({ default: 4, minimum: 1, maximum: 8 }),
   }),
-  async verify(item) {
+  verify(item) {
     const o = item.options;
     const h = hypothesis(item.response, o);
     if (h.tooLong) return h.tooLong;
@@ -78,7 +78,7 @@ export const chrf = defineVerifier({
     whitespace: Type.Boolean({ default: false, description: "keep whitespace in character n-grams" }),
     eps_smoothing: Type.Boolean({ default: false, description: "chrF++.py/NLTK/Moses smoothing instead of sacreBLEU's effective order" }),
   }),
-  async verify(item) {
+  verify(item) {
     const o = item.options;
     const h = hypothesis(item.response, o);
     if (h.tooLong) return h.tooLong;
@@ -98,7 +98,7 @@ export const rouge = defineVerifier({
     }),
     use_stemmer: Type.Boolean({ default: false, description: "Porter-stem tokens longer than 3 characters" }),
   }),
-  async verify(item) {
+  verify(item) {
     const o = item.options;
     const h = hypothesis(item.response, o);
     if (h.tooLong) return h.tooLong;

@@ -82,7 +82,7 @@ export const choice = defineVerifier({
     { num_choices: Type.Integer({ minimum: 2, maximum: 26, default: 26, description: "how many options (A, B, ...); letters past it are not options" }) },
     { additionalProperties: false },
   ),
-  async verify(item) {
+  verify(item) {
     const refs = asList(item.reference).map((r) => r.replace(/[\s()]/g, "").toUpperCase());
     const n = item.options.num_choices;
     const found = extractChoice(item.response);

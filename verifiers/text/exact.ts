@@ -1,6 +1,7 @@
 /** exact: the (normalised) answer equals the reference, or one of a list of references. */
 import { Type, type Static } from "@sinclair/typebox";
 import { defineVerifier } from "../../src/core/verifier.js";
+import type { Outcome } from "../../src/core/types.js";
 import { afterThink } from "../../src/core/completion.js";
 import { asList, normalize, normalizeSliced, NORMALIZE_SLICE, type NormalizeOptions } from "./normalize.js";
 import { lastBoxed } from "../../src/core/completion.js";
@@ -50,26 +51,39 @@ export const exact = defineVerifier({
     Type.Array(Type.String({ maxLength: 1_048_576 }), { minItems: 1, maxItems: 1024 }),
   ]),
   options: Options,
-  async verify(item) {
+  // Not `async`: a short answer against short references is scored at once and the Outcome
+  // returned as it is (the scorer then makes no promise and no deadline entry for the item);
+  // a long one is normalised in slices (normalizeSliced), the event loop turning between.
+  verify(item) {
     const o = item.options;
     const answer = extractAnswer(item.response, o);
     if (answer === null) {
       return { reward: 0, reason: `no answer found (extract=${o.extract})`, details: { extracted: null } };
     }
     const n = { caseSensitive: o.case_sensitive, whitespace: o.normalize_whitespace, stripPunctuation: o.strip_punctuation };
-    // Sliced: a 1 MiB completion is normalised a slice at a time, the event loop turning between;
-    // a short one at once (no promise to wait on: most answers are a line).
-    const norm = (s: string, o: NormalizeOptions) => (s.length <= NORMALIZE_SLICE ? normalize(s, o) : normalizeSliced(s, o));
-    const g = norm(answer, n);
-    const got = typeof g === "string" ? g : await g;
     const refs = asList(item.reference);
+    let short = answer.length <= NORMALIZE_SLICE;
+    for (let i = 0; i < refs.length && short; i++) short = refs[i]!.length <= NORMALIZE_SLICE;
+    if (!short) return matchSliced(answer, refs, n);
+    const got = normalize(answer, n);
     let hit = -1;
-    for (let i = 0; i < refs.length && hit < 0; i++) {
-      const r = norm(refs[i]!, n);
-      if ((typeof r === "string" ? r : await r) === got) hit = i;
-    }
-    return hit >= 0
-      ? { reward: 1, reason: "matches the reference", details: { extracted: got, matched: refs[hit] } }
-      : { reward: 0, reason: "does not match the reference", details: { extracted: got.slice(0, 512) } };
+    for (let i = 0; i < refs.length && hit < 0; i++) if (normalize(refs[i]!, n) === got) hit = i;
+    return outcome(got, refs, hit);
   },
 });
+
+/** exact's Outcome once the normalised answer `got` has been compared with each reference (`hit`: the first that matched, or -1). */
+function outcome(got: string, refs: readonly string[], hit: number): Outcome {
+  return hit >= 0
+    ? { reward: 1, reason: "matches the reference", details: { extracted: got, matched: refs[hit] } }
+    : { reward: 0, reason: "does not match the reference", details: { extracted: got.slice(0, 512) } };
+}
+
+/** The comparison for long texts: each normalised a slice at a time (a 1 MiB completion keeps the event loop turning). */
+async function matchSliced(answer: string, refs: readonly string[], n: NormalizeOptions): Promise<Outcome> {
+  const norm = (s: string) => (s.length <= NORMALIZE_SLICE ? normalize(s, n) : normalizeSliced(s, n));
+  const got = await norm(answer);
+  let hit = -1;
+  for (let i = 0; i < refs.length && hit < 0; i++) if ((await norm(refs[i]!)) === got) hit = i;
+  return outcome(got, refs, hit);
+}

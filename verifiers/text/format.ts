@@ -63,7 +63,7 @@ export const format = defineVerifier({
   description: "R1-style format reward: <think>…</think> then the answer (in <answer>…</answer> by default).",
   reference: Type.Unknown(),
   options: Options,
-  async verify(item) {
+  verify(item) {
     const o = item.options;
     const problem = checkFormat(item.response, o);
     return problem === null

@@ -33,8 +33,11 @@ function stripEdges(t: string): string {
  */
 const CHANGING_WHITESPACE = /[^\S ]\s*| \s+/g;
 
+/** Any character outside ASCII: NFKC leaves pure ASCII as it is, so only such a text needs it. */
+const NON_ASCII = /[^\x00-\x7f]/;
+
 export function normalize(s: string, o: NormalizeOptions = {}): string {
-  let t = s.normalize("NFKC");
+  let t = NON_ASCII.test(s) ? s.normalize("NFKC") : s;
   if (o.whitespace !== false) t = t.replace(CHANGING_WHITESPACE, " ").trim();
   if (o.stripPunctuation) t = stripEdges(t);
   if (!o.caseSensitive) t = t.toLowerCase();

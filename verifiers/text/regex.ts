@@ -38,7 +38,7 @@ export const regex = defineVerifier({
     },
     { additionalProperties: false },
   ),
-  async verify(item) {
+  verify(item) {
     const o = item.options;
     let text = o.strip_think ? afterThink(item.response) : item.response;
     if (o.trim) text = text.trim();

@@ -41,7 +41,7 @@ export const toolCall = defineVerifier({
     },
     { additionalProperties: false },
   ),
-  async verify(item) {
+  verify(item) {
     const o = item.options;
     let expected: ToolCall[];
     let wantResponse = false;

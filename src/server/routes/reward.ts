@@ -1,7 +1,7 @@
 /** POST /reward and POST /reward/batch: the native API over the scorer. */
 import { Router } from "express";
 import { HttpError } from "../errors.js";
-import { clientLeft, type RouteDeps } from "../http.js";
+import { clientLeft, sendJson, type RouteDeps } from "../http.js";
 
 export function rewardRoutes({ runtime, body, admit }: RouteDeps): Router {
   const { scorer, config } = runtime;
@@ -13,7 +13,7 @@ export function rewardRoutes({ runtime, body, admit }: RouteDeps): Router {
       const result = await scorer.score(req.body, { signal: clientLeft(req, res) });
       // The item is the whole request here: an invalid one is a malformed request.
       if (result.status === "invalid") throw new HttpError(400, result.reason, result.details.field as string | undefined);
-      res.json(result);
+      sendJson(res, result);
     } finally {
       release();
     }
@@ -26,7 +26,7 @@ export function rewardRoutes({ runtime, body, admit }: RouteDeps): Router {
     }
     const release = admit(items.length, items);
     try {
-      res.json({ results: await scorer.scoreBatch(items, { deadlineMs: deadline_ms, signal: clientLeft(req, res) }) });
+      sendJson(res, { results: await scorer.scoreBatch(items, { deadlineMs: deadline_ms, signal: clientLeft(req, res) }) });
     } finally {
       release();
     }
