@@ -3,7 +3,7 @@ import { test, describe, after } from "node:test";
 import assert from "node:assert/strict";
 import { Type } from "@sinclair/typebox";
 import { defineVerifier } from "../../src/core/verifier.js";
-import { testRuntime, sleepVerifier, brokenVerifier } from "../../tests/helpers.js";
+import { testRuntime, sleepVerifier, brokenVerifier, fastestCpu } from "../../tests/helpers.js";
 import { aggregate } from "./combine.js";
 import { rlcr, statedConfidence, DEFAULT_PATTERN } from "./calibrated.js";
 import { dapoPenalty, countTokensUpTo, countChars } from "./length.js";
@@ -210,10 +210,10 @@ describe("calibrated (RLCR)", () => {
 
   test("1 MB of hostile confidence-like text scores fast", async () => {
     const big = "<confidence>0.".repeat(70_000) + "<confidence>0.5</confidence>";
-    const t0 = performance.now();
-    const r = await cal(big, "paris");
+    // CPU time (the least of rounds of runs): wall time on a loaded machine measures the others.
+    const { out: r, ms } = await fastestCpu(() => cal(big, "paris"), { under: 200 });
     assert.equal(r.status, "ok");
-    assert.ok(performance.now() - t0 < 200, `${performance.now() - t0} ms`);
+    assert.ok(ms < 200, `${ms} ms of CPU`);
   });
 });
 
@@ -271,11 +271,9 @@ describe("length (DAPO, band)", () => {
     // The cost follows the tokens counted (up to the limit), not the input: about 1-10 us a token
     // for Latin text, up to 20 us for rare scripts (CJK), so the bound here is per the limit.
     for (const [big, ms_] of [["q".repeat(1_000_000), 50], ["x ".repeat(500_000), 50], ["\u4e00".repeat(1_000_000), 250]] as const) {
-      const t0 = performance.now();
-      const n = countTokensUpTo(countTokens, big, 4096);
-      const ms = performance.now() - t0;
+      const { out: n, ms } = await fastestCpu(() => countTokensUpTo(countTokens, big, 4096), { under: ms_ });
       assert.ok(n.n > 4096 && !n.exact);
-      assert.ok(ms < ms_, `${ms} ms`);
+      assert.ok(ms < ms_, `${ms} ms of CPU`);
       const r = await len(big, { max_length: 4096, cache_length: 512 });
       assert.equal(r.reward, -1);
     }
