@@ -15,7 +15,7 @@ import type { ChildProcess } from "node:child_process";
 import { table } from "./lib.js";
 import { items, cpuHog, ioMemoryHog, stopHogs } from "../tests/busy-items.js";
 import { testApp, fakeSandbox } from "../tests/helpers.js";
-import { openBwrapForTests, openDockerForTests } from "../tests/sandboxes.js";
+import { openBackend } from "../tests/sandboxes.js";
 
 const arg = (name: string, dflt: string) => {
   const i = process.argv.indexOf(name);
@@ -24,9 +24,7 @@ const arg = (name: string, dflt: string) => {
 const backend = arg("--backend", "bwrap");
 const rounds = Number(arg("--rounds", "1"));
 
-const opened = backend === "docker" ? await openDockerForTests(4) : await openBwrapForTests(4);
-if (!opened.sandbox) throw new Error(String(opened.skip));
-const sb = opened.sandbox;
+const sb = await openBackend(backend, 4);
 const { app } = await testApp({}, [], { sandbox: fakeSandbox(sb) });
 const ITEMS = items();
 const pct = (xs: number[], p: number) => {

@@ -131,13 +131,12 @@ async function main() {
     console.error("usage: bench/harness-agreement.ts [--backend docker|bwrap] [--limit N] [--humaneval HumanEval.jsonl.gz] [--mbpp mbpp.jsonl]");
     process.exit(2);
   }
-  const { openBwrapForTests, openDockerForTests } = await import("../tests/sandboxes.js");
-  const opened = backend === "bwrap" ? await openBwrapForTests(2) : await openDockerForTests(2);
-  if (!opened.sandbox) throw new Error(`${backend}: ${opened.skip}`);
+  const { openBackend } = await import("../tests/sandboxes.js");
+  const sandbox = await openBackend(backend, 2);
   try {
-    for (const [kind, file] of files) console.log(report(await agreement(kind, file, opened.sandbox, limit), backend));
+    for (const [kind, file] of files) console.log(report(await agreement(kind, file, sandbox, limit), backend));
   } finally {
-    await opened.sandbox.close();
+    await sandbox.close();
   }
 }
 

@@ -175,17 +175,16 @@ async function main() {
     console.error("usage: bench/humaneval-x.ts --backend docker|bwrap [--every K] [--limit N] [--go-evaluation DIR] humaneval_<lang>.jsonl.gz ...");
     process.exit(2);
   }
-  const { openBwrapForTests, openDockerForTests } = await import("../tests/sandboxes.js");
+  const { openBackend } = await import("../tests/sandboxes.js");
   const { openJs } = await import("../sandbox/js/index.js");
-  const opened = backend === "bwrap" ? await openBwrapForTests(2) : await openDockerForTests(2);
-  if (!opened.sandbox) throw new Error(`${backend}: ${opened.skip}`);
+  const opened = await openBackend(backend, 2);
   // JavaScript runs in isolated-vm beside the chosen backend, as the server composes them.
   const js = (await openJs()).sandbox;
-  const sandbox = js ? new CompositeSandbox([opened.sandbox, js]) : opened.sandbox;
+  const sandbox = js ? new CompositeSandbox([opened, js]) : opened;
   try {
     for (const file of args) console.log(report(await agreement(file, sandbox, sample), backend, sample));
   } finally {
-    await opened.sandbox.close();
+    await opened.close();
   }
 }
 

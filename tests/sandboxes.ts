@@ -34,3 +34,15 @@ export async function openBwrapForTests(slots?: number): Promise<Opened> {
   const { sandbox, note } = await openBwrap(slots ? { ...c, poolSize: slots } : c);
   return verdict("bwrap", sandbox, note);
 }
+
+/**
+ * The named backend's sandbox, for a bench script's `--backend`: an error that says what is
+ * missing when it cannot open, and one that names the backends when the name is none of them
+ * (a misspelt name must not quietly measure the other backend).
+ */
+export async function openBackend(backend: string, slots: number): Promise<Sandbox> {
+  const opened = backend === "docker" ? await openDockerForTests(slots) : backend === "bwrap" ? await openBwrapForTests(slots) : null;
+  if (!opened) throw new Error(`--backend ${JSON.stringify(backend)}: the backends are docker and bwrap`);
+  if (!opened.sandbox) throw new Error(`${backend}: ${opened.skip}`);
+  return opened.sandbox;
+}
