@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { readdirSync } from "node:fs";
-import { RunMeter, hardWallMs, overloadMessage, ownTimeMs } from "./meter.js";
+import { RunMeter, SchedstatFile, hardWallMs, overloadMessage, ownTimeMs, schedstat } from "./meter.js";
 
 const busy = (cpu: string, seconds: number): ChildProcess =>
   spawn("taskset", ["-c", cpu, "python3", "-c", `import time\nt=time.time()\nwhile time.time()-t<${seconds}: pass`], { stdio: "ignore" });
@@ -67,4 +67,31 @@ test("a run's own time: wall less the wait for a CPU; a run a limit ended is cha
   // Killed at its limit; reaping its tree on a loaded host took 4 s more: the machine's time.
   assert.equal(ownTimeMs({ status: "time_limit", wallMs: 9000, waitMs: 2000 }, 3000, 10_000), 3000);
   assert.equal(ownTimeMs({ status: "finished", wallMs: 100, waitMs: 50, compile: { status: "finished", wallMs: 4000, waitMs: 3000 } }, 3000, 10_000), 1050);
+});
+
+test("a schedstat file kept open reads the process's growing CPU time, as schedstat does, and nothing once it has exited", { skip: process.platform !== "linux" }, async () => {
+  const prog = busy("0", 2);
+  const f = new SchedstatFile(prog.pid!);
+  try {
+    const a = f.read();
+    assert.ok(a, "read while the process runs");
+    // the same file read again from its start: the CPU time it has run since, not the first
+    // reading (polled: on a loaded machine the busy loop may get little of its CPU)
+    let b = a;
+    for (const t0 = Date.now(); b[0] - a[0] < 20e6 && Date.now() - t0 < 1_800; ) {
+      await new Promise((r) => setTimeout(r, 20));
+      b = f.read()!;
+    }
+    const c = schedstat(prog.pid!)!;
+    assert.ok(b[0] - a[0] >= 20e6, `CPU time grew ${(b[0] - a[0]) / 1e6} ms while a busy loop ran`);
+    assert.ok(c[0] >= b[0] && c[1] >= b[1], "a fresh read of the same file is not behind it");
+    await exited(prog);
+    // its entry is gone: null, never the reading of another process that took its pid
+    assert.equal(f.read(), null);
+  } finally {
+    f.close();
+    prog.kill();
+  }
+  assert.equal(f.read(), null, "closed");
+  assert.equal(new SchedstatFile(-1).read(), null, "no such process");
 });

@@ -13,7 +13,7 @@
  * The docker backend's runner (runner/runner.py) applies the same rule inside the container; this
  * is the host side, for the bwrap backend's slots.
  */
-import { readFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync, readSync } from "node:fs";
 
 /** The plain wall-time bound of a run, as a multiple of its wall limit. */
 export const LOAD_WALL_FACTOR = 10;
@@ -42,6 +42,43 @@ export function schedstat(tid: number | string): [run: number, wait: number] | n
     return Number.isFinite(r) && Number.isFinite(d) ? [r, d] : null;
   } catch {
     return null;
+  }
+}
+
+/**
+ * The same reading as `schedstat`, from a file kept open: one pread a reading instead of
+ * readFileSync's open, fstat, read and close (26 µs against 3 µs a reading here), for a reader
+ * that polls one process for its whole life (the SQLite pool reads each of its processes at
+ * every task start and poll, issue 35). The open file is that process's own entry: once it has
+ * exited a reading is null, never another process's that reused its pid.
+ */
+export class SchedstatFile {
+  private fd: number | null;
+  private readonly buf = Buffer.allocUnsafe(128);
+  constructor(tid: number | string) {
+    try {
+      this.fd = openSync(`/proc/${tid}/schedstat`, "r");
+    } catch {
+      this.fd = null;
+    }
+  }
+  /** Time on a CPU and run delay so far, ns; null once the process is gone or where /proc cannot say. */
+  read(): [run: number, wait: number] | null {
+    if (this.fd === null) return null;
+    let n: number;
+    try {
+      n = readSync(this.fd, this.buf, 0, this.buf.length, 0);
+    } catch {
+      return null;
+    }
+    const f = this.buf.toString("latin1", 0, n).split(" ");
+    const r = Number(f[0]);
+    const d = Number(f[1]);
+    return n > 0 && Number.isFinite(r) && Number.isFinite(d) ? [r, d] : null;
+  }
+  close(): void {
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
   }
 }
 

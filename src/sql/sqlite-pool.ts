@@ -31,7 +31,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Ledger, type Ticket } from "../../sandbox/load.js";
-import { schedstat } from "../../sandbox/meter.js";
+import { schedstat, SchedstatFile } from "../../sandbox/meter.js";
 import type { SandboxLoad } from "../../sandbox/types.js";
 import type { Answer, QueryTask, WorkerTask } from "./sqlite-worker.js";
 import type { QueryOutcome, SchemaTable } from "./types.js";
@@ -50,6 +50,12 @@ const POLL_MS = 20;
 /** CPU time and run-queue wait of a process's main thread, ms; null where /proc cannot say. */
 export function schedOf(pid: number | undefined): { cpuMs: number; waitMs: number } | null {
   const s = pid ? schedstat(pid) : null;
+  return s && { cpuMs: s[0] / 1e6, waitMs: s[1] / 1e6 };
+}
+
+/** The same, from its schedstat file kept open (SchedstatFile: one pread a reading). */
+function schedFrom(f: SchedstatFile): { cpuMs: number; waitMs: number } | null {
+  const s = f.read();
   return s && { cpuMs: s[0] / 1e6, waitMs: s[1] / 1e6 };
 }
 
@@ -135,6 +141,8 @@ interface Slot {
   sent: Sent[];
   /** The progress file (sqlite-worker.ts): the id of the task the process last started, a double. */
   progress: { path: string; fd: number };
+  /** Its process's /proc schedstat, kept open: read at every task start and poll. */
+  sched: SchedstatFile;
   /** The task the CPU time is charged to (base, headAt, limitMs, netMs are its). */
   runId: number;
   watch?: NodeJS.Timeout;
@@ -196,7 +204,7 @@ export class SqlitePool {
     const progress = { path, fd: openSync(path, "r") };
     const child = fork(this.file, [path], { execArgv: process.execArgv, serialization: "advanced", stdio: ["ignore", "ignore", "pipe", "ipc"] });
     child.stderr?.resume();
-    const slot: Slot = { child, ready: false, sent: [], progress, runId: 0, headAt: 0, base: null, limitMs: 0, netMs: 0 };
+    const slot: Slot = { child, ready: false, sent: [], progress, sched: new SchedstatFile(child.pid ?? "-"), runId: 0, headAt: 0, base: null, limitMs: 0, netMs: 0 };
     child.on("message", (m: { ready?: true; answers?: Answer[] }) => {
       if (m.ready) {
         slot.ready = true;
@@ -233,6 +241,7 @@ export class SqlitePool {
       slot.sent = [];
       closeSync(slot.progress.fd);
       rmSync(slot.progress.path, { force: true });
+      slot.sched.close();
       if (head && !head.stolen && !head.job.done) {
         head.job.ticket.end();
         head.job.done = true;
@@ -293,7 +302,7 @@ export class SqlitePool {
     slot.headAt = performance.now();
     // read now for the first task of a batch; for the ones after it at the next poll (at most
     // POLL_MS of its CPU uncounted), so a quick task costs no /proc read
-    slot.base = readBase ? schedOf(slot.child.pid) : null;
+    slot.base = readBase ? schedFrom(slot.sched) : null;
     const o = head.job.o;
     slot.limitMs = Math.max(1, value(o.limitMs));
     slot.netMs = o.netMs === undefined ? slot.limitMs * 2 + 1_000 : Math.max(slot.limitMs, value(o.netMs));
@@ -359,7 +368,7 @@ export class SqlitePool {
       return;
     }
     const wall = performance.now() - slot.headAt;
-    const now = schedOf(slot.child.pid);
+    const now = schedFrom(slot.sched);
     // a task started after another one in its batch is charged from its first poll (at most
     // POLL_MS of its CPU uncounted; its run-queue waits before it are not known, so this poll
     // neither stops it nor takes the tasks behind it back)
