@@ -1,6 +1,7 @@
 /** Result comparison, extraction and the lexer, without a database. */
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { compareResults, compareResultsSync, cellKey, digestMatch, digestRule, goldDigest, type CompareOptions, type Comparison } from "./compare.js";
 import { resultDigest } from "../../src/sql/digest.js";
 import { extractSql, MAX_SQL_CHARS } from "./extract.js";
@@ -555,5 +556,27 @@ describe("result digests (issue 35: a model result equal to the gold's comes bac
     assert.notEqual(resultDigest([[1]], digestRule(spider)), resultDigest([[1]], digestRule(bird)));
     // a cell's text cannot pose as two cells (length-prefixed keys)
     assert.notEqual(resultDigest([["a", "b"]], digestRule(spider)), resultDigest([["1:sa1:sb"]], digestRule(spider)));
+  });
+  test("the digest is SHA-256 over the same bytes as one hash update a row key (hashed in one call since issue 35), lone surrogates included", () => {
+    // the form before: the header, then each sorted key length-prefixed, one update each
+    const incremental = (rows: Cell[][], o: CompareOptions) => {
+      const r = digestRule(o);
+      let keys = rows.map((row) => row.map((c) => cellKey(c, r.floatDigits)).map((k) => `${k.length}:${k}`).join(""));
+      if (!r.ordered) {
+        keys.sort();
+        if (r.rows === "set") keys = keys.filter((k, i) => i === 0 || k !== keys[i - 1]);
+      }
+      const h = createHash("sha256");
+      h.update(`${r.ordered ? "ordered" : r.rows} ${keys.length}\n`);
+      for (const k of keys) h.update(`${k.length}:${k}`);
+      return h.digest("base64");
+    };
+    const results: Cell[][][] = [
+      [],
+      [[1, "a"], [2, null], [1, "a"]],
+      [["\ud800"], ["\udc00"], ["x\ud83d"], ["\ude00y"], ["é€😀"]],
+      [[intCell(2n ** 63n - 1n), 0.1 + 0.2, "\u0000blob:ff"]],
+    ];
+    for (const rows of results) for (const o of rules) assert.equal(resultDigest(rows, digestRule(o)), incremental(rows, o), JSON.stringify(rows));
   });
 });
