@@ -219,7 +219,8 @@ async function main() {
   };
   if (only) {
     const f = await best(() => verifier(only === "cold"));
-    console.log(`${only}: ${f.rate.toFixed(0)} pairs/s; CPU µs/pair: server ${f.cpuUs.toFixed(0)}, SQLite processes ${f.workerUs?.toFixed(0) ?? "-"}`);
+    const st = svc.stats().sqlite!;
+    console.log(`${only}: ${f.rate.toFixed(0)} pairs/s; CPU µs/pair: server ${f.cpuUs.toFixed(0)}, SQLite processes ${f.workerUs?.toFixed(0) ?? "-"}; queries per message ${(tasks / Math.max(1, messages)).toFixed(1)}, answer messages per query ${(st.replies / Math.max(1, st.completed)).toFixed(2)}; load average ${loadavg()[0].toFixed(1)}`);
     await runtime.close();
     return;
   }
