@@ -36,13 +36,18 @@ export interface RunProbe {
  */
 export function schedstat(tid: number | string): [run: number, wait: number] | null {
   try {
-    const f = readFileSync(`/proc/${tid}/schedstat`, "latin1").split(" ");
-    const r = Number(f[0]);
-    const d = Number(f[1]);
-    return Number.isFinite(r) && Number.isFinite(d) ? [r, d] : null;
+    return parseSchedstat(readFileSync(`/proc/${tid}/schedstat`, "latin1"));
   } catch {
     return null;
   }
+}
+
+/** A schedstat file's first two fields (ns on a CPU, ns runnable and waiting); null if it says otherwise. */
+function parseSchedstat(text: string): [run: number, wait: number] | null {
+  const f = text.split(" ");
+  const r = Number(f[0]);
+  const d = Number(f[1]);
+  return f.length >= 2 && Number.isFinite(r) && Number.isFinite(d) ? [r, d] : null;
 }
 
 /**
@@ -71,10 +76,7 @@ export class SchedstatFile {
     } catch {
       return null;
     }
-    const f = this.buf.toString("latin1", 0, n).split(" ");
-    const r = Number(f[0]);
-    const d = Number(f[1]);
-    return n > 0 && Number.isFinite(r) && Number.isFinite(d) ? [r, d] : null;
+    return parseSchedstat(this.buf.toString("latin1", 0, n));
   }
   close(): void {
     if (this.fd !== null) closeSync(this.fd);
