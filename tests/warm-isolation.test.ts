@@ -193,8 +193,9 @@ print(gc.get_freeze_count() > 1000, len(gc.get_objects()) < gc.get_freeze_count(
         assert.ok(Number(ms) < 3, `a full collection in a run took ${Number(ms).toFixed(2)} ms of CPU`);
       });
 
-      if (name === "bwrap" && process.getuid?.() === 0) test("a bwrap slot has a CPU group of its own with one core, as a Docker container has", async () => {
-        // Without one, the run's nice(10) ranked it against every process on the host.
+      if (name === "bwrap" && process.getuid?.() === 0) test("a bwrap slot has a CPU group of its own with one core, and the slots together the CPU weight Docker's group has", async () => {
+        // Without one, the run's nice(10) ranked it against every process on the host, and with
+        // the default weight a trivial run waited 20 ms for a CPU on a loaded host.
         const r = await run("print('ok')");
         assert.equal(r.stdout, "ok\n");
         const top = ["/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"].map((d) => `${d}/assay-bwrap-${process.pid}`).find((d) => existsSync(d));
@@ -202,8 +203,10 @@ print(gc.get_freeze_count() > 1000, len(gc.get_objects()) < gc.get_freeze_count(
         if (!top) {
           assert.ok(existsSync(`${v2}/slot-0/cpu.max`), "no CPU group for the slots (cgroup v1 cpu or v2 cpu controller)");
           assert.equal(readFileSync(`${v2}/slot-0/cpu.max`, "utf8").trim(), "100000 100000");
+          assert.equal(readFileSync(`${v2}/cpu.weight`, "utf8").trim(), "1000");
           return;
         }
+        assert.equal(readFileSync(`${top}/cpu.shares`, "utf8").trim(), "10240");
         const slots = readdirSync(top).filter((d) => d.startsWith("slot-"));
         assert.ok(slots.length >= 1);
         const busy = slots.filter((d) => readFileSync(`${top}/${d}/cgroup.procs`, "utf8").trim() !== "");
