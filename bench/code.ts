@@ -36,6 +36,8 @@ import { openBwrap } from "../sandbox/bwrap/index.js";
 import type { Sandbox } from "../sandbox/types.js";
 import { childrenCpuMs, closedLoop, sandboxCpuMs, spawnOut, type Cell } from "./lib.js";
 import Docker from "dockerode";
+import { spawnSync } from "node:child_process";
+import { LABEL, OWNER } from "../sandbox/docker/worker.js";
 import { PassThrough, type Duplex } from "node:stream";
 
 const quick = process.argv.includes("--quick");
@@ -273,6 +275,32 @@ function warmSlotMemory(sb: import("../sandbox/bwrap/index.js").BwrapSandbox): s
 }
 
 /**
+ * CPU time (ms) the Docker engine's own processes on this machine have used so far: dockerd and
+ * containerd (the oldest of each name: the engine at /var/run/docker.sock), and the
+ * containerd-shim of each of this process's sandbox containers (the parent of its pid 1), which
+ * carry the attach stream. Not in the containers' cgroups nor in the bench's own CPU: this says
+ * what the channel through dockerd costs beside them. null without a local engine.
+ */
+function engineCpuMs(): { ms: number; shims: number } | null {
+  const ticks = (pid: number) => {
+    const t = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = t.slice(t.lastIndexOf(")") + 2).split(" ");
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+  };
+  const oldest = (name: string) => Number(spawnSync("pgrep", ["-xo", name], { encoding: "utf8" }).stdout.trim()) || 0;
+  const [dockerd, containerd] = [oldest("dockerd"), oldest("containerd")];
+  if (!dockerd) return null;
+  const ids = spawnSync("docker", ["ps", "-q", "--no-trunc", "--filter", `label=${LABEL}=${OWNER}`], { encoding: "utf8" }).stdout.split("\n").filter(Boolean);
+  const inits = ids.length ? spawnSync("docker", ["inspect", "-f", "{{.State.Pid}}", ...ids], { encoding: "utf8" }).stdout.split("\n").filter(Boolean).map(Number) : [];
+  try {
+    const shims = inits.map((p) => Number(readFileSync(`/proc/${p}/stat`, "utf8").split(") ")[1].split(" ")[1]));
+    return { ms: [dockerd, containerd, ...shims].filter(Boolean).reduce((a, p) => a + ticks(p), 0), shims: shims.length };
+  } catch {
+    return null;
+  }
+}
+
+/**
  * --latency: one test at a time, `n` of each after a warm-up, on docker and bwrap: the sandbox
  * API's p50 (the backend's run call), split into the runner's phases (ms since it read the job:
  * `files` written, program `started` (handed to the pre-forked process, clocks running),
@@ -319,6 +347,7 @@ async function latency() {
     channel = [];
     const l0 = load();
     const box0 = sandboxCpuMs(kind);
+    const eng0 = kind === "docker" ? engineCpuMs() : null;
     const me0 = process.cpuUsage();
     const ts: number[] = [];
     for (let i = 0; i < n; i++) {
@@ -327,6 +356,7 @@ async function latency() {
       ts.push(performance.now() - t);
     }
     const me = process.cpuUsage(me0);
+    const eng1 = kind === "docker" ? engineCpuMs() : null;
     const box1 = sandboxCpuMs(kind);
     const hostCpu = (me.user + me.system) / 1000 / n;
     const boxCpu = box0 && box1 && box0.ids === box1.ids ? (box1.ms - box0.ms) / n : NaN;
@@ -341,7 +371,9 @@ async function latency() {
     const runnerMs = med(phases.map((p) => p[p.length - 1][1]));
     lines.push(`${kind} sandbox API, ${n} tests one at a time: p50 ${med(ts).toFixed(2)} ms, p10 ${ts.sort((x, y) => x - y)[Math.floor(n / 10)].toFixed(2)} ms; ` +
       `runner ${runnerMs.toFixed(2)} ms (${split.join(", ")}), channel ${med(channel).toFixed(2)} ms, host ${(med(ts) - runnerMs - med(channel)).toFixed(2)} ms; ` +
-      `CPU per test: host ${hostCpu.toFixed(2)} ms, sandbox ${boxCpu.toFixed(2)} ms; load average ${l0} -> ${load()}`);
+      `CPU per test: host ${hostCpu.toFixed(2)} ms, sandbox ${boxCpu.toFixed(2)} ms` +
+      (eng0 && eng1 && eng0.shims === eng1.shims ? `, docker engine (dockerd, containerd, ${eng1.shims} shims) ${((eng1.ms - eng0.ms) / n).toFixed(2)} ms` : "") +
+      `; load average ${l0} -> ${load()}`);
     // The same program as one test of a code item, through POST /reward.
     const http = createApp(runtime).app.listen(0, "127.0.0.1");
     await new Promise((r) => http.once("listening", r));

@@ -384,12 +384,50 @@ for _m in PRELOAD:
         __import__(_m)
     except BaseException as _e:
         SKIPPED.append("%s (%s: %s)" % (_m, type(_e).__name__, str(_e)[:200]))
+# Everything loaded so far goes to the collector's permanent generation (gc.freeze, CPython's
+# advice for a pre-forking server): a run's first collection, which compiling its own main.py
+# already triggers, then walks only the run's objects. Unfrozen, it walked every preloaded
+# object and wrote to each one's header, copying the fork server's pages into the run: 4-5 ms
+# of a trivial test's CPU (sandbox/README.md's phase table).
+import gc
+gc.collect()
+gc.freeze()
 sock.send(b"ready" + json.dumps(SKIPPED[:20]).encode())
+
+# clone(CLONE_PARENT | SIGCHLD): the run's process is made the runner's child (the fork server's
+# own parent) in one step, where a fork needs a middle process that forks it and exits (3 ms of
+# CPU a run under load: two forks of the whole interpreter, one exit). Python's own fork
+# bookkeeping is done around it (PyOS_BeforeFork / PyOS_AfterFork_*, the C API for "fork() or
+# any similar function that clones the current process"; ctypes.pythonapi holds the GIL), and
+# only while the fork server is one thread: a raw clone runs no pthread_atfork handler, which a
+# library that started threads (OpenBLAS) needs. Elsewhere, or if it fails, the middle process.
+_CLONE_NR = {"x86_64": 56, "aarch64": 220}.get(os.uname().machine)
+_CLONE_PARENT = 0x00008000
+try:
+    _syscall = ctypes.PyDLL(None, use_errno=True).syscall
+    _syscall.restype = ctypes.c_long
+    _syscall.argtypes = [ctypes.c_long] * 6
+    _api = ctypes.pythonapi
+except (OSError, AttributeError):
+    _CLONE_NR = None
+
+def clone_to_runner():
+    # A child of the runner, as os.fork() returns: 0 in it, its pid here; None where it cannot.
+    if _CLONE_NR is None or len(os.listdir("/proc/self/task")) != 1:
+        return None
+    _api.PyOS_BeforeFork()
+    pid = _syscall(_CLONE_NR, _CLONE_PARENT | signal.SIGCHLD, 0, 0, 0, 0)
+    if pid == 0:
+        _api.PyOS_AfterFork_Child()
+        return 0
+    _api.PyOS_AfterFork_Parent()
+    return pid if pid > 0 else None
+
 def serve():
-    # Forks the next run's process ahead, each time the runner asks ("fork"): a middle process
-    # forks it and exits, so it is the runner's child (the runner reaps it); it waits, as root and
-    # holding nothing of any run, on a channel of its own, which goes to the runner with its pid.
-    # The fork is then done between runs, not while a run waits for it.
+    # Forks the next run's process ahead, each time the runner asks ("fork"), as the runner's
+    # child (the runner reaps it); it waits, as root and holding nothing of any run, on a
+    # channel of its own, which goes to the runner with its pid. The fork is then done between
+    # runs, not while a run waits for it.
     while True:
         try:
             msg = sock.recv(64)
@@ -398,6 +436,19 @@ def serve():
         if not msg:
             os._exit(0)
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = clone_to_runner()
+        if pid == 0:
+            mine.close()
+            return theirs
+        if pid is not None:
+            theirs.close()
+            try:
+                socket.send_fds(sock, [str(pid).encode()], [mine.fileno()])
+            except OSError:
+                os._exit(0)
+            mine.close()
+            continue
+        # No clone: a middle process forks it and exits, so that it is the runner's child.
         r, w = os.pipe()
         go_r, go_w = os.pipe()
         try:

@@ -1,0 +1,29 @@
+/**
+ * Before/after of the warm Python's per-test cost on both backends, one slot, one test at a time:
+ * p50 at the sandbox API, the run's own wait for a CPU (the runner's waitMs), CPU per test in the
+ * sandbox (the container's or the slots' cgroup) and in this process. The label (first argument)
+ * only names the lines: swap the tree's sandbox/runner/runner.py and sandbox/bwrap/cgroups.ts
+ * between runs and alternate, so both sides see the same load (bench/README.md, issue 31's third
+ * round). Usage: npx tsx bench/code-warm-ab.ts LABEL [--n 150]
+ */
+import { openDockerForTests, openBwrapForTests } from "../tests/sandboxes.js";
+import { sandboxCpuMs } from "./lib.js";
+import { readFileSync } from "node:fs";
+const PROGRAM = "n = int(input())\nprint(sum(i * i for i in range(n)))\n";
+const out: string[] = [];
+for (const [name, open] of [["docker", openDockerForTests], ["bwrap", openBwrapForTests]] as const) {
+  const o = await open(1);
+  const sb = o.sandbox!;
+  const once = () => sb.run({ language: "python", code: PROGRAM, stdin: "1000\n", limits: { wallMs: 30_000, cpuMs: 10_000 } });
+  for (let i = 0; i < 20; i++) await once();
+  const N = Number(process.argv[process.argv.indexOf("--n") + 1]) || 150;
+  const c0 = sandboxCpuMs(name), me0 = process.cpuUsage(), l0 = readFileSync("/proc/loadavg", "utf8").split(" ")[0];
+  const ts: number[] = [], waits: number[] = [];
+  for (let i = 0; i < N; i++) { const t = performance.now(); const r = await once(); ts.push(performance.now() - t); waits.push(r.waitMs ?? NaN); if (r.status !== "finished") throw new Error(r.status); }
+  const c1 = sandboxCpuMs(name), me = process.cpuUsage(me0);
+  const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+  out.push(`${process.argv[2]} ${name}: p50 ${med(ts).toFixed(2)} ms, run's wait p50 ${med(waits).toFixed(2)} ms, sandbox CPU/test ${c0 && c1 && c0.ids === c1.ids ? ((c1.ms - c0.ms) / N).toFixed(2) : "NaN"} ms, host CPU/test ${((me.user + me.system) / 1000 / N).toFixed(2)} ms, load ${l0}`);
+  await sb.close();
+}
+console.log(out.join("\n"));
+process.exit(0);
