@@ -67,6 +67,69 @@ export function summarise(p: Profile, windowUs: number): { frames: [string, numb
   return { frames: sorted(frame), modules: sorted(module), samples: counted };
 }
 
+/**
+ * The request's stages, by the module a frame is in: a sample counts for the innermost frame of
+ * its stack that belongs to a stage (JSON.parse under the body reader is the body reader's, a
+ * log line's write to its file the request log's, the socket write of any response node's http,
+ * which a bare handler pays too); a frame of no stage is its caller's. First match wins.
+ */
+const STAGES: [string, RegExp][] = [
+  ["request log + request id (request-log, pino, randomUUID)", /request-log\.js|node_modules\/(pino|sonic-boom|thread-stream|fast-redact|quick-format)|internal\/crypto\/random/],
+  ["metrics (metrics.js, prom-client)", /server\/metrics\.js|node_modules\/prom-client/],
+  ["API key (auth.js)", /server\/auth\.js/],
+  ["origin and body type checks (origin.js)", /server\/origin\.js/],
+  ["body read + parse + depth guard", /json-body\.js|depth\.js|json-depth\.js|node_modules\/(body-parser|raw-body|type-is|iconv-lite|content-type|media-typer|bytes|http-errors|unpipe)|string_decoder/],
+  ["schema check (contract.js, ajv)", /core\/contract\.js|core\/schema\.js|node_modules\/ajv|^\(validate\d*\)@/],
+  ["admission (http.js admit, limits.js)", /server\/limits\.js|@admit/],
+  ["deadline timer (deadlines.js)", /core\/deadlines\.js/],
+  ["scoring (scorer, registry, verifier)", /core\/(scorer|registry|completion|verifier)\.js|dist\/verifiers\//],
+  ["response (sendJson: JSON.stringify, headers)", /@sendJson/],
+  ["route handler (routes/*.js)", /server\/routes\//],
+  ["express + router", /node_modules\/(express|router|finalhandler|parseurl|path-to-regexp|on-finished|depd|send|encodeurl|fresh|range-parser)/],
+  ["node http + socket (a bare handler pays it too)", /^node:(_http_|net|internal\/streams|internal\/stream_base|stream)/],
+];
+
+/** Self time by stage (STAGES) over the profile's last `windowUs`, shares of the busy samples. */
+export function byStage(p: Profile, windowUs: number): [string, number][] {
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const stageOfNode = new Map<number, string>();
+  const keyOf = (n: ProfileNode) => {
+    const { functionName, url } = n.callFrame;
+    const abs = url.replace(/^file:\/\//, "");
+    const nm = abs.lastIndexOf("node_modules/");
+    const file = !url ? `(${functionName || "native"})` : nm >= 0 ? abs.slice(nm) : abs.startsWith("node:") ? abs : relative(root, abs);
+    return `${file}@${functionName}`;
+  };
+  const stageOf = (id: number): string => {
+    let s = stageOfNode.get(id);
+    if (s !== undefined) return s;
+    const n = byId.get(id)!;
+    const key = keyOf(n);
+    const own = STAGES.find(([, re]) => re.test(key))?.[0];
+    const up = parent.get(id);
+    // A frame of no stage (a native such as writeString, node:fs, a closure) is its caller's.
+    s = own ?? (up !== undefined ? stageOf(up) : "other");
+    stageOfNode.set(id, s);
+    return s;
+  };
+  const totals = new Map<string, number>();
+  let t = p.startTime;
+  const from = p.endTime - windowUs;
+  let counted = 0;
+  for (let i = 0; i < p.samples.length; i++) {
+    t += p.timeDeltas[i]!;
+    if (t < from) continue;
+    const n = byId.get(p.samples[i]!)!;
+    if (n.callFrame.functionName === "(idle)") continue;
+    const name = n.callFrame.functionName === "(garbage collector)" ? "garbage collector" : stageOf(n.id);
+    totals.set(name, (totals.get(name) ?? 0) + 1);
+    counted++;
+  }
+  return [...totals].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, v / counted]);
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   const dir = keep ?? mkdtempSync(join(tmpdir(), "assay-prof-"));
   const server = await startServer(["--cpu-prof", "--cpu-prof-dir", dir, "dist/src/cli/main.js", "serve"], { ASSAY_SANDBOX: "none" }, { pin: true });
@@ -88,6 +151,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     console.log(table([["share", "frame"], ...s.frames.slice(0, top).map(([k, v]) => [`${(100 * v).toFixed(1)}%`, k])]));
     console.log(`\nby module:`);
     console.log(table([["share", "module"], ...s.modules.slice(0, top).map(([k, v]) => [`${(100 * v).toFixed(1)}%`, k])]));
+    console.log(`\nby stage of the request (the innermost frame of a stage in each sample's stack; µs = share x CPU a request):`);
+    console.log(table([["share", "µs a request", "stage"], ...byStage(p, (seconds - 1) * 1e6).map(([k, v]) => [`${(100 * v).toFixed(1)}%`, (v * l.cpuUsPerRequest).toFixed(0), k])]));
     if (keep) console.log(`\nprofile kept: ${join(dir, file)}`);
   } finally {
     if (server.child.exitCode === null) server.child.kill();

@@ -25,7 +25,8 @@ export interface AppHandle {
 export function createApp(runtime: Runtime): AppHandle {
   const { config, registry, scorer, log } = runtime;
   const metrics = new Metrics(new Set(registry.names()));
-  const limiter = new InflightLimiter(config.maxInflight, metrics.inflight);
+  const limiter = new InflightLimiter(config.maxInflight);
+  metrics.inflightFrom(() => limiter.inflight); // read at each scrape, not set per request
   scorer.observe((r) => metrics.observeItem(r));
   const started = Date.now();
   const app = express();

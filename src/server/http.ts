@@ -3,12 +3,12 @@
  * middleware per request schema of openapi.yaml, admission under the in-flight cap, and an abort
  * signal for a client that goes away. Routes get these through RouteDeps.
  */
-import express, { type Request, type RequestHandler, type Response } from "express";
+import type { Request, RequestHandler, Response } from "express";
 import type { Runtime } from "../core/runtime.js";
 import type { SharedPool } from "../core/scorer.js";
 import { check } from "../core/contract.js";
 import { HttpError, fieldOf } from "./errors.js";
-import { depthGuard } from "./depth.js";
+import { jsonBody } from "./json-body.js";
 import { pressureRetryS } from "../core/pressure.js";
 import { Cancel } from "../core/deadlines.js";
 import type { InflightLimiter } from "./limits.js";
@@ -67,7 +67,7 @@ const POOLS = Object.keys(BOUNDS) as SharedPool[];
 
 export function routeDeps(runtime: Runtime, metrics: Metrics, limiter: InflightLimiter): RouteDeps {
   const { config } = runtime;
-  const json = express.json({ limit: config.maxBodyBytes, strict: true, type: "application/json", verify: depthGuard(config.maxDepth) });
+  const json = jsonBody(config.maxBodyBytes, config.maxDepth);
   const requireObject: RequestHandler = (req, _res, next) => {
     const b = req.body;
     if (b === undefined || b === null || typeof b !== "object" || Array.isArray(b)) {
@@ -109,6 +109,8 @@ export function routeDeps(runtime: Runtime, metrics: Metrics, limiter: InflightL
       let ownMs: number | undefined;
       for (const pool of POOLS) {
         const waitMs = items ? runtime.scorer.waitMs(items, pool) : 0;
+        // Nothing waits for this pool (every text item): no bound to weigh, nothing to build.
+        if (waitMs <= 0) continue;
         const limits = BOUNDS[pool](config);
         let bound = limits.bound;
         let held = "";

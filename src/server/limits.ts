@@ -2,12 +2,11 @@
  * The global in-flight cap. Work over the cap is refused at once with 429 and Retry-After, so
  * the server never holds a queue that grows without end; the client backs off and retries.
  */
-import type { Gauge } from "prom-client";
 import { HttpError } from "./errors.js";
 
 export class InflightLimiter {
   inflight = 0;
-  constructor(readonly max: number, private readonly gauge?: Gauge) {}
+  constructor(readonly max: number) {}
 
   /** Reserves `n` items or throws 429. Returns the release function (idempotent). */
   acquire(n: number, retryAfterS: number): () => void {
@@ -23,13 +22,11 @@ export class InflightLimiter {
       );
     }
     this.inflight += n;
-    this.gauge?.set(this.inflight);
     let released = false;
     return () => {
       if (released) return;
       released = true;
       this.inflight -= n;
-      this.gauge?.set(this.inflight);
     };
   }
 }

@@ -62,3 +62,27 @@ test("Metrics.observeItem: counts by verifier and status, held until a scrape an
   assert.match(third, /assay_item_duration_seconds_count\{verifier="exact"\} 7/);
   assert.match(third, /# TYPE assay_item_duration_seconds histogram/);
 });
+
+test("the in-flight gauge is read at each scrape: acquire and release make no prom-client call (issue 38)", async () => {
+  const { InflightLimiter } = await import("./limits.js");
+  const m = new Metrics(new Set(["exact"]), { defaultMetrics: false });
+  const limiter = new InflightLimiter(10);
+  m.inflightFrom(() => limiter.inflight);
+  const set = client.Gauge.prototype.set;
+  let calls = 0;
+  client.Gauge.prototype.set = function (this: client.Gauge, ...args: Parameters<typeof set>) {
+    calls++;
+    return set.apply(this, args);
+  } as typeof set;
+  try {
+    const release = limiter.acquire(3, 1);
+    assert.equal(calls, 0, "acquire set the gauge");
+    assert.match(await m.registry.metrics(), /^assay_inflight_items 3$/m);
+    const atScrape = calls;
+    release();
+    assert.equal(calls, atScrape, "release set the gauge");
+    assert.match(await m.registry.metrics(), /^assay_inflight_items 0$/m);
+  } finally {
+    client.Gauge.prototype.set = set;
+  }
+});

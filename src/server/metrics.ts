@@ -63,7 +63,10 @@ export class Metrics {
   readonly requestSeconds: client.Histogram<"route">;
   readonly items: client.Counter<"verifier" | "status">;
   readonly itemSeconds: ItemHistogram<"verifier">;
+  /** Read when /metrics is scraped (its collect hook), not set per request: see `inflightFrom`. */
   readonly inflight: client.Gauge;
+  /** What the in-flight gauge reports; set by the app to its limiter's count. */
+  private inflightNow: () => number = () => 0;
   readonly rejected: client.Counter<"reason">;
   /**
    * Items counted since the last scrape, by verifier and status: a per-item inc() on prom-client's
@@ -100,14 +103,24 @@ export class Metrics {
       [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     );
     this.registry.registerMetric(this.itemSeconds as unknown as client.Metric);
+    const inflightNow = () => this.inflightNow();
     this.inflight = new client.Gauge({
       name: "assay_inflight_items", help: "Items being scored now.", registers,
+      // Two set() calls a request (acquire, release) were prom-client label work on the hot path.
+      collect() {
+        this.set(inflightNow());
+      },
     });
     this.rejected = new client.Counter({
       name: "assay_rejected_requests_total", help: "Requests turned away (busy, too large, unauthorised, malformed).",
       labelNames: ["reason"], registers,
     });
     if (opts.defaultMetrics !== false) client.collectDefaultMetrics({ register: this.registry, prefix: "assay_" });
+  }
+
+  /** The in-flight gauge reads `count` at each scrape. */
+  inflightFrom(count: () => number): void {
+    this.inflightNow = count;
   }
 
   private readonly reqChildren = new Map<string, [client.Counter.Internal, client.Histogram.Internal<"route">]>();
