@@ -63,6 +63,17 @@ export const PY_PRELOAD = [
   "fractions", "decimal", "statistics", "datetime", "operator", "copy",
 ];
 
+/**
+ * The crates the rust image precompiles (sandbox/images/rust/recipe.json: Debian's rand 0.8.5,
+ * regex 1.7.1 and md5 0.7.0, built by cargo --offline at image build), named to every Rust compile
+ * as HumanEval-X's Cargo.toml names them to cargo; a program that does not `use` one never loads it.
+ */
+const RUST_CRATE_DIR = "/usr/lib/assay-crates";
+export const RUST_CRATES = [
+  ...["rand", "regex", "md5"].flatMap((c) => ["--extern", `${c}=${RUST_CRATE_DIR}/lib${c}.rlib`]),
+  "-L", `dependency=${RUST_CRATE_DIR}/deps`,
+];
+
 export const LANGUAGES: Record<string, LanguageSpec> = {
   python: {
     image: "python", file: "main.py", argv: ["python3", "main.py"], oomMarkers: PY_OOM,
@@ -125,7 +136,7 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
   },
   rust: {
     image: "rust", file: "main.rs",
-    compile: { argv: ["rustc", "--edition", "2021", "-O", "-o", "main", "main.rs"], output: "main", wallMs: 30_000, addressSpaceMb: 0 },
+    compile: { argv: ["rustc", "--edition", "2021", "-O", "-o", "main", "main.rs", ...RUST_CRATES], output: "main", wallMs: 30_000, addressSpaceMb: 0 },
     argv: ["./main"], oomMarkers: ["memory allocation of"],
     aliases: ["rust", "rs"],
   },
@@ -210,7 +221,7 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
   // Rust's #[test] functions (HumanEval-X's tests module): rustc --test builds the test harness.
   rust_test: {
     image: "rust", file: "main.rs",
-    compile: { argv: ["rustc", "--edition", "2021", "--test", "-o", "main", "main.rs"], output: "main", wallMs: 30_000, addressSpaceMb: 0 },
+    compile: { argv: ["rustc", "--edition", "2021", "--test", "-o", "main", "main.rs", ...RUST_CRATES], output: "main", wallMs: 30_000, addressSpaceMb: 0 },
     argv: ["./main", "--test-threads=1"], oomMarkers: ["memory allocation of"],
     aliases: ["rust_test"], fence: "rust",
   },
