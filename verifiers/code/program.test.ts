@@ -11,7 +11,7 @@ import { code } from "./index.js";
 import { messageOf, programLanguage } from "./index.js";
 import { parseReference } from "./suite.js";
 import type { Sandbox } from "../../sandbox/types.js";
-import { notBuiltReason } from "../../sandbox/languages.js";
+import { notBuiltReason, GO_CACHE } from "../../sandbox/languages.js";
 import { verifyDirect, testServices, fakeSandbox } from "../../tests/helpers.js";
 import { IN_CI, openBwrapForTests, openDockerForTests } from "../../tests/sandboxes.js";
 
@@ -184,6 +184,15 @@ for (const [backend, open] of [["docker", () => openDockerForTests(2)], ["bwrap"
       assert.equal(ok.reward, 1, ok.reason);
       const wrong = await verifyDirect(code, { response: solution.replace("MD5_Final(md, &c);", "MD5_Final(md, &c); md[0] ^= 1;"), reference: { test }, options: { language: "cpp", extract: "full", benchmark: "humaneval-x" } }, { services });
       assert.equal(wrong.reward, 0, wrong.reason);
+    });
+    const goMissing = sb?.languages.includes("go_test") ? false : notBuiltReason("go_test") ?? `${backend} does not run go_test`;
+    test("Go: the image's build cache is warm (go test -c with testify well within 12 s of CPU; an empty cache spent 23 s) and no run can write into it", { skip: goMissing && !IN_CI ? `not built: ${goMissing}` : false }, async () => {
+      const warm = await verifyDirect(code, { response: "```go\n" + SHAPES.go.ok + "\n```", reference: SHAPES.go.reference, options: { language: "go", compile_time_limit_ms: 12_000 } }, { services });
+      assert.equal(warm.reward, 1, warm.reason);
+      // A program trying to leave something in the cache for the next compile: the root is read-only.
+      const poison = `package main\n\nimport (\n    "fmt"\n    "os"\n)\n\nfunc main() {\n    if err := os.WriteFile("${GO_CACHE}/00/poison-d", []byte("x"), 0644); err != nil {\n        fmt.Println("refused")\n    } else {\n        fmt.Println("written")\n    }\n}\n`;
+      const r = await verifyDirect(code, { response: "```go\n" + poison + "\n```", reference: { inputs: [""], outputs: ["refused"] }, options: { language: "go" } }, { services });
+      assert.equal(r.reward, 1, r.reason);
     });
     const rustMissing = sb?.languages.includes("rust_test") ? false : notBuiltReason("rust_test") ?? `${backend} does not run rust_test`;
     test("Rust: HumanEval-X's crates (rand, regex, md5) link, as its #[test] module and as a whole program", { skip: rustMissing && !IN_CI ? `not built: ${rustMissing}` : false }, async () => {
