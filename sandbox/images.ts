@@ -291,14 +291,14 @@ async function installLayer(r: Recipe, dir: string, baseDir: string, log: Log, c
     `if [ -z "$(find "$3" -maxdepth 1 -name '*_Packages*' -mmin -60 2>/dev/null | head -1)" ]; then chroot "$1" apt-get ${aptOpts} update; fi`,
     `chroot "$1" env DEBIAN_FRONTEND=noninteractive apt-get ${aptOpts} -y --no-install-recommends install "\${@:4}"`,
     // The recipe's setup, in the same chroot (its /proc mounted): one script, stopped at its first error.
-    'if [ -n "$ASSAY_RECIPE_SETUP" ]; then chroot "$1" env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin sh -ec "$ASSAY_RECIPE_SETUP"; fi',
+    'if [ -n "$RECIPE_SETUP" ]; then chroot "$1" env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin sh -ec "$RECIPE_SETUP"; fi',
   ].join("\n");
   const t0 = Date.now();
   log(`${r.name}: apt-get install ${packages.join(" ")} on ${basename(baseDir)} (reusing its debootstrap; package cache ${apt.archives})`);
   const setup = (r.setup ?? []).join("\n");
   await sh("flock", ["-w", "3600", apt.lock, "unshare", "--mount", "--propagation", "private", "--", "bash", "-c", script, "install", tmp, apt.archives, apt.lists, ...packages], {
     onLine: progress(r.name, log),
-    env: { ...process.env, ASSAY_RECIPE_SETUP: setup },
+    env: { ...process.env, RECIPE_SETUP: setup },
   });
   log(`${r.name}: packages installed${setup ? " and set up" : ""} (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
   rmSync(join(tmp, "usr", "sbin", "policy-rc.d"), { force: true });
