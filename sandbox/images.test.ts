@@ -93,3 +93,28 @@ test("a layer is what the install added, changed or removed over the base, nothi
     rmSync(root, { recursive: true, force: true });
   }
 });
+
+test("what a compile reads from an image is what its recipe's setup makes: the rust crates, the go cache; setup is in the hash", async () => {
+  const { LANGUAGES, RUST_CRATES, GO_CACHE } = await import("./languages.js");
+  const all = loadRecipes();
+  const setup = (name: string) => (all.find((r) => r.name === name)?.setup ?? []).join("\n");
+  // Each --extern names lib<crate>.rlib in the directory the rust recipe moves it to.
+  for (const lang of ["rust", "rust_test"]) {
+    const argv = LANGUAGES[lang].compile!.argv;
+    for (const c of ["rand", "regex", "md5"]) assert.ok(argv.includes(`${c}=/usr/lib/assay-crates/lib${c}.rlib`), `${lang} links ${c}`);
+  }
+  assert.ok(RUST_CRATES.includes("dependency=/usr/lib/assay-crates/deps"));
+  assert.match(setup("rust"), /for c in rand regex md5; do mv \/usr\/lib\/assay-crates\/deps\/lib\$c-\*\.rlib \/usr\/lib\/assay-crates\/lib\$c\.rlib/);
+  // The go cache is filled with the env every Go compile runs with (else no entry would match).
+  for (const lang of ["go", "go_test"]) {
+    const env = LANGUAGES[lang].compile!.env!;
+    assert.equal(env.GOCACHE, GO_CACHE);
+    assert.equal(env.CGO_ENABLED, "0");
+    assert.equal(env.GO111MODULE, "off");
+  }
+  assert.match(setup("go"), new RegExp(`GOCACHE=${GO_CACHE} .*GO111MODULE=off CGO_ENABLED=0`));
+  assert.match(setup("go"), /go build std/);
+  const base: Recipe = { name: "base", debian: { include: ["python3"] } };
+  const r: Recipe = { name: "x", base: "base", debian: { packages: ["g++"] } };
+  assert.notEqual(recipeHash({ ...r, setup: ["true"] }, [base, r]), recipeHash(r, [base, r]));
+});

@@ -39,6 +39,12 @@ export interface Recipe {
     /** The Debian packages added to the base with `apt-get install --no-install-recommends`. */
     packages?: string[];
   };
+  /**
+   * Shell lines run (`sh -e`, as root, no network needed) in the layer's chroot after its packages
+   * are installed: what the image precompiles once so that no run has to (the Rust crates as
+   * rlibs, Go's build cache). Part of the recipe's hash, so changing them rebuilds the image.
+   */
+  setup?: string[];
 }
 
 export function loadRecipes(dir = IMAGES_DIR): Recipe[] {
@@ -284,13 +290,17 @@ async function installLayer(r: Recipe, dir: string, baseDir: string, log: Log, c
     // The lists are fresh enough for an hour: every image of one build reads the same ones.
     `if [ -z "$(find "$3" -maxdepth 1 -name '*_Packages*' -mmin -60 2>/dev/null | head -1)" ]; then chroot "$1" apt-get ${aptOpts} update; fi`,
     `chroot "$1" env DEBIAN_FRONTEND=noninteractive apt-get ${aptOpts} -y --no-install-recommends install "\${@:4}"`,
+    // The recipe's setup, in the same chroot (its /proc mounted): one script, stopped at its first error.
+    'if [ -n "$RECIPE_SETUP" ]; then chroot "$1" env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin sh -ec "$RECIPE_SETUP"; fi',
   ].join("\n");
   const t0 = Date.now();
   log(`${r.name}: apt-get install ${packages.join(" ")} on ${basename(baseDir)} (reusing its debootstrap; package cache ${apt.archives})`);
+  const setup = (r.setup ?? []).join("\n");
   await sh("flock", ["-w", "3600", apt.lock, "unshare", "--mount", "--propagation", "private", "--", "bash", "-c", script, "install", tmp, apt.archives, apt.lists, ...packages], {
     onLine: progress(r.name, log),
+    env: { ...process.env, RECIPE_SETUP: setup },
   });
-  log(`${r.name}: packages installed (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+  log(`${r.name}: packages installed${setup ? " and set up" : ""} (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
   rmSync(join(tmp, "usr", "sbin", "policy-rc.d"), { force: true });
   rmSync(resolv, { force: true });
   if (hadResolv) renameSync(own, resolv);

@@ -63,6 +63,27 @@ export const PY_PRELOAD = [
   "fractions", "decimal", "statistics", "datetime", "operator", "copy",
 ];
 
+/**
+ * The crates the rust image precompiles (sandbox/images/rust/recipe.json: Debian's rand 0.8.5,
+ * regex 1.7.1 and md5 0.7.0, built by cargo --offline at image build), named to every Rust compile
+ * as HumanEval-X's Cargo.toml names them to cargo; a program that does not `use` one never loads it.
+ */
+const RUST_CRATE_DIR = "/usr/lib/assay-crates";
+export const RUST_CRATES = [
+  ...["rand", "regex", "md5"].flatMap((c) => ["--extern", `${c}=${RUST_CRATE_DIR}/lib${c}.rlib`]),
+  "-L", `dependency=${RUST_CRATE_DIR}/deps`,
+];
+
+/**
+ * Go's build cache, warm from the image (sandbox/images/go/recipe.json: the standard library as
+ * CGO_ENABLED=0 builds it, testify, vetted, built once at image build with the env below). It lies
+ * in the read-only root on both backends: Go 1.19 takes a cache write that fails as a miss, so the
+ * program's own package compiles in the run's scratch ($WORK under TMPDIR) and no run leaves
+ * anything in it for the next. An empty cache per run spent 27 s of CPU on `go test -c` with
+ * testify (net/http and crypto rebuilt for CGO_ENABLED=0), 1.4 s with this one.
+ */
+export const GO_CACHE = "/usr/lib/assay-gocache";
+
 export const LANGUAGES: Record<string, LanguageSpec> = {
   python: {
     image: "python", file: "main.py", argv: ["python3", "main.py"], oomMarkers: PY_OOM,
@@ -112,9 +133,10 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
     image: "go", file: "main.go",
     compile: {
       argv: ["go", "build", "-o", "main", "main.go"], output: "main", wallMs: 20_000, addressSpaceMb: 0,
-      // GOPATH mode (no module lookups, nothing to download); the precompiled standard library
-      // is linked, so only the program's package compiles. No -trimpath: it would rebuild std.
-      env: { GOCACHE: "/sandbox/run/.gocache", GOPATH: "/sandbox/run/.gopath", GO111MODULE: "off", CGO_ENABLED: "0" },
+      // GOPATH mode (no module lookups, nothing to download); the image's warm build cache
+      // (GO_CACHE) holds the standard library, so only the program's package compiles. No
+      // -trimpath: the cache's entries would not match it.
+      env: { GOCACHE: GO_CACHE, GOPATH: "/sandbox/run/.gopath", GO111MODULE: "off", CGO_ENABLED: "0" },
     },
     argv: ["./main"],
     env: { GOMAXPROCS: "1" },
@@ -125,7 +147,7 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
   },
   rust: {
     image: "rust", file: "main.rs",
-    compile: { argv: ["rustc", "--edition", "2021", "-O", "-o", "main", "main.rs"], output: "main", wallMs: 30_000, addressSpaceMb: 0 },
+    compile: { argv: ["rustc", "--edition", "2021", "-O", "-o", "main", "main.rs", ...RUST_CRATES], output: "main", wallMs: 30_000, addressSpaceMb: 0 },
     argv: ["./main"], oomMarkers: ["memory allocation of"],
     aliases: ["rust", "rs"],
   },
@@ -186,7 +208,7 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
     image: "go", file: "main_test.go",
     compile: {
       argv: ["go", "test", "-c", "-o", "main", "main_test.go"], output: "main", wallMs: 30_000, addressSpaceMb: 0,
-      env: { GOCACHE: "/sandbox/run/.gocache", GOPATH: "/sandbox/run/.gopath:/usr/share/gocode", GO111MODULE: "off", CGO_ENABLED: "0" },
+      env: { GOCACHE: GO_CACHE, GOPATH: "/sandbox/run/.gopath:/usr/share/gocode", GO111MODULE: "off", CGO_ENABLED: "0" },
     },
     argv: ["./main", "-test.v", "-test.paniconexit0"],
     env: { GOMAXPROCS: "1" },
@@ -210,7 +232,7 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
   // Rust's #[test] functions (HumanEval-X's tests module): rustc --test builds the test harness.
   rust_test: {
     image: "rust", file: "main.rs",
-    compile: { argv: ["rustc", "--edition", "2021", "--test", "-o", "main", "main.rs"], output: "main", wallMs: 30_000, addressSpaceMb: 0 },
+    compile: { argv: ["rustc", "--edition", "2021", "--test", "-o", "main", "main.rs", ...RUST_CRATES], output: "main", wallMs: 30_000, addressSpaceMb: 0 },
     argv: ["./main", "--test-threads=1"], oomMarkers: ["memory allocation of"],
     aliases: ["rust_test"], fence: "rust",
   },

@@ -17,6 +17,9 @@ import { root } from "../bench/lib.js";
 
 const CPP = join(root, "tests", "fixtures", "harness", "humaneval_cpp-mini.jsonl");
 const JS = join(root, "tests", "fixtures", "harness", "humaneval_js-mini.jsonl");
+// Two correct Rust tasks using HumanEval-X's crates (md5::compute; regex::Regex and rand's Rng)
+// and a wrong one (an upper-case digest).
+const RUST = join(root, "tests", "fixtures", "harness", "humaneval_rust-mini.jsonl");
 const ALL = { every: 1, limit: Infinity };
 
 test("each HumanEval-X task becomes the item CodeGeeX's process_humaneval_test would build", () => {
@@ -55,5 +58,12 @@ describe("CodeGeeX's harness bare against Assay (docker)", { skip: opened.skip }
     assert.equal(j.agree, 2, report(j, "docker", ALL));
     assert.deepEqual(j.listed.map((d) => [d.task_id, d.reward]), [["JavaScript/901", 0], ["JavaScript/902", 1]]);
     assert.match(report(j, "docker", ALL), /agreement 2\/3[\s\S]*JavaScript\/902: harness failed: debug 2 3\s*; Assay reward 1/);
+  });
+
+  test("Rust: CodeGeeX's cargo check + cargo test, bare and offline against the image's crates, and Assay agree on every task", { timeout: 600_000 }, async () => {
+    const r = await agreement(RUST, opened.sandbox!, ALL);
+    assert.equal(r.ran, 3, report(r, "docker", ALL));
+    assert.deepEqual([r.harnessPassed, r.assayOnes, r.agree], [2, 2, 3], report(r, "docker", ALL));
+    assert.deepEqual(r.listed.map((d) => [d.task_id, d.reward]), [["Rust/902", 0]]);
   });
 });

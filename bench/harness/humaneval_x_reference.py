@@ -23,9 +23,14 @@ network) holding every task of the file:
   uses cgo (Assay's go_test builds the same way).
 - python: the program run as `python3 test.py` (CodeGeeX exec()s it in-process; same verdict:
   passed when it raises nothing).
-- rust: CodeGeeX runs `cargo test` in a crate depending on rand 0.4, regex 1 and md5 0.7 from
-  crates.io; the sandbox image has no cargo and no crates (no network either), so Rust cannot be
-  run bare here and this script says so instead of guessing.
+- rust: every task a binary `rust_<n>` of one crate (CodeGeeX's codegeex/benchmark/rust: its
+  Cargo.toml below, src/bin/<task>.rs), `cargo check --bin X --message-format json`, then
+  `cargo test --bin X --message-format json`; passed on exit status 0 of both. CodeGeeX's
+  Cargo.toml asks crates.io for rand 0.4, regex 1 and md5 0.7.0; with no network the crate
+  resolves offline against the Debian sources the rust image holds (/usr/share/cargo/registry:
+  rand 0.8.5, regex 1.7.1, md5 0.7.0), the same crates Assay links, so `rand = "0.8"` here. The
+  dependencies are built once before the first task (the first task's own check and test would
+  otherwise spend --timeout on them).
 
 CodeGeeX's evaluate_functional_correctness passes timeout=500 s; each step here runs under
 `timeout` of --timeout seconds (default 60), ample for a canonical solution.
@@ -159,6 +164,29 @@ def pick(rows, every, limit):
 # (execution.py). {t} is the per-step timeout in seconds.
 FILES = {"cpp": "test.cpp", "java": "Main.java", "js": "test.js", "go": "main_test.go", "python": "test.py"}
 
+# CodeGeeX's codegeex/benchmark/rust/Cargo.toml, rand's version the one Debian ships (see above),
+# and cargo pointed at Debian's crate sources (a directory registry) in place of crates.io.
+RUST_CARGO_TOML = """[package]
+name = "rust"
+version = "0.1.0"
+edition = "2021"
+
+[dependencies]
+rand = "0.8"
+regex = "1"
+md5 = "0.7.0"
+"""
+RUST_CARGO_CONFIG = """[source.crates-io]
+replace-with = "debian"
+[source.debian]
+directory = "/usr/share/cargo/registry"
+"""
+
+
+def rust_bin(task_id):
+    """CodeGeeX's binary name for a task (execution.py: file_prefix)."""
+    return task_id.lower().replace("/", "_")
+
 
 def steps(lang, task_id, t):
     if lang == "cpp":
@@ -172,6 +200,10 @@ def steps(lang, task_id, t):
         return [("run", f"timeout {t} go test -timeout={t}s main_test.go")]
     if lang == "python":
         return [("run", f"timeout {t} python3 test.py")]
+    if lang == "rust":
+        b = rust_bin(task_id)
+        return [("compile", f"timeout {t} cargo check --offline --bin {b} --message-format json"),
+                ("run", f"timeout {t} cargo test --offline --bin {b} --message-format json")]
     raise ValueError(lang)
 
 
@@ -211,28 +243,38 @@ def main():
     rows = pick(rows, a.every, a.limit)
     lang = rows[0]["task_id"].split("/")[0].lower()
     lang = {"javascript": "js"}.get(lang, lang)
-    if lang == "rust":
-        for r in rows:
-            print(json.dumps({"task_id": r["task_id"], "passed": None, "result": "not run: CodeGeeX's Rust harness needs cargo and the rand, regex and md5 crates, which no image here holds"}))
-        return
-
     work = tempfile.mkdtemp(prefix="hx-bare-")
     try:
-        script = ["set +e", "export HOME=/tmp GOCACHE=/tmp/gocache GOFLAGS=-mod=vendor CGO_ENABLED=0"]
+        script = ["set +e", "export HOME=/tmp GOCACHE=/tmp/gocache GOFLAGS=-mod=vendor CGO_ENABLED=0 CARGO_HOME=/tmp/cargo"]
+        crate = os.path.join(work, "crate")
+        if lang == "rust":
+            os.makedirs(os.path.join(crate, "src", "bin"))
+            os.makedirs(os.path.join(crate, ".cargo"))
+            with open(os.path.join(crate, "Cargo.toml"), "w") as f:
+                f.write(RUST_CARGO_TOML)
+            with open(os.path.join(crate, ".cargo", "config.toml"), "w") as f:
+                f.write(RUST_CARGO_CONFIG)
+            # The dependencies, built once (check's metadata and test's code) on an empty binary.
+            with open(os.path.join(crate, "src", "bin", "deps_warmup.rs"), "w") as f:
+                f.write("fn main() {}\n")
+            script.append("( cd /w/crate && cargo check --offline --bin deps_warmup >/dev/null 2>&1; cargo test --offline --no-run --bin deps_warmup >/dev/null 2>&1 )")
         for i, r in enumerate(rows):
             d = os.path.join(work, str(i))
             os.makedirs(d)
             sample = dict(r, generation=r["canonical_solution"])
-            with open(os.path.join(d, FILES[lang]), "w", encoding="utf-8") as f:
-                f.write(process_humaneval_test(sample, {r["task_id"]: r}))
+            program = process_humaneval_test(sample, {r["task_id"]: r})
+            target = os.path.join(crate, "src", "bin", rust_bin(r["task_id"]) + ".rs") if lang == "rust" else os.path.join(d, FILES[lang])
+            with open(target, "w", encoding="utf-8") as f:
+                f.write(program)
             if lang == "go":
                 # CodeGeeX runs each Go test inside its evaluation module (go.mod + vendor/).
                 shutil.copy(os.path.join(a.go_evaluation, "go.mod"), d)
                 with tarfile.open(os.path.join(a.go_evaluation, "vendor.tar.gz")) as t:
                     t.extractall(d)
-            line = f"cd /w/{i}"
+            line = "cd /w/crate" if lang == "rust" else f"cd /w/{i}"
             for name, cmd in steps(lang, r["task_id"], a.timeout):
-                line += f" && {{ {cmd} >{name}.out 2>{name}.err; echo $? >{name}.rc; test $(cat {name}.rc) = 0; }}"
+                o = f"/w/{i}/{name}"
+                line += f" && {{ {cmd} >{o}.out 2>{o}.err; echo $? >{o}.rc; test $(cat {o}.rc) = 0; }}"
             script.append(f"( {line} )")
         with open(os.path.join(work, "run.sh"), "w") as f:
             f.write("\n".join(script) + "\nexit 0\n")

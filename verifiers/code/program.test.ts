@@ -11,7 +11,7 @@ import { code } from "./index.js";
 import { messageOf, programLanguage } from "./index.js";
 import { parseReference } from "./suite.js";
 import type { Sandbox } from "../../sandbox/types.js";
-import { notBuiltReason } from "../../sandbox/languages.js";
+import { notBuiltReason, GO_CACHE } from "../../sandbox/languages.js";
 import { verifyDirect, testServices, fakeSandbox } from "../../tests/helpers.js";
 import { IN_CI, openBwrapForTests, openDockerForTests } from "../../tests/sandboxes.js";
 
@@ -184,6 +184,38 @@ for (const [backend, open] of [["docker", () => openDockerForTests(2)], ["bwrap"
       assert.equal(ok.reward, 1, ok.reason);
       const wrong = await verifyDirect(code, { response: solution.replace("MD5_Final(md, &c);", "MD5_Final(md, &c); md[0] ^= 1;"), reference: { test }, options: { language: "cpp", extract: "full", benchmark: "humaneval-x" } }, { services });
       assert.equal(wrong.reward, 0, wrong.reason);
+    });
+    const goMissing = sb?.languages.includes("go_test") ? false : notBuiltReason("go_test") ?? `${backend} does not run go_test`;
+    test("Go: the image's build cache is warm (go test -c with testify well within 12 s of CPU; an empty cache spent 23 s) and no run can write into it", { skip: goMissing && !IN_CI ? `not built: ${goMissing}` : false }, async () => {
+      const warm = await verifyDirect(code, { response: "```go\n" + SHAPES.go.ok + "\n```", reference: SHAPES.go.reference, options: { language: "go", compile_time_limit_ms: 12_000 } }, { services });
+      assert.equal(warm.reward, 1, warm.reason);
+      // A program trying to leave something in the cache for the next compile: the root is read-only.
+      const poison = `package main\n\nimport (\n    "fmt"\n    "os"\n)\n\nfunc main() {\n    if err := os.WriteFile("${GO_CACHE}/00/poison-d", []byte("x"), 0644); err != nil {\n        fmt.Println("refused")\n    } else {\n        fmt.Println("written")\n    }\n}\n`;
+      const r = await verifyDirect(code, { response: "```go\n" + poison + "\n```", reference: { inputs: [""], outputs: ["refused"] }, options: { language: "go" } }, { services });
+      assert.equal(r.reward, 1, r.reason);
+    });
+    const rustMissing = sb?.languages.includes("rust_test") ? false : notBuiltReason("rust_test") ?? `${backend} does not run rust_test`;
+    test("Rust: HumanEval-X's crates (rand, regex, md5) link, as its #[test] module and as a whole program", { skip: rustMissing && !IN_CI ? `not built: ${rustMissing}` : false }, async () => {
+      // HumanEval-X's Rust declaration header (every task's), and the canonical solutions of
+      // Rust/162 (md5::compute), Rust/91 (regex::Regex) and Rust/53 (a test drawing with rand's Rng).
+      const header = "fn main(){ \n } \n\nuse std::{slice::Iter, cmp::{max, self}, mem::replace, collections::{HashSet, HashMap}, ops::Index, ascii::AsciiExt};\nuse rand::Rng;\nuse regex::Regex;\nuse md5;\nuse std::any::{Any, TypeId};\n\n";
+      const solution = (digest: string) => header +
+        `fn string_to_md5(text: &str) -> String{\n    if text.is_empty() {\n        return "None".to_string();\n    }\n    let digest = md5::compute(text.as_bytes());\n    return format!("${digest}", digest);\n}\n` +
+        'fn is_bored(s:&str) -> i32 {\n    let mut count = 0;\n    let regex = Regex::new(r"[.?!]\\s*").expect("Invalid regex");\n    let sqn: Vec<&str> = regex.split(s).into_iter().collect();\n    for s in sqn {\n        if s.starts_with("I ") {\n            count += 1;\n        }\n    }\n    return count;\n}\n' +
+        "fn add(x:i32, y:i32) -> i32{\n    return x + y;\n}\n";
+      const testModule = "#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn test_string_to_md5() {\n        assert_eq!(string_to_md5(\"Hello world\"), \"3e25960a79dbc69b674cd4ec67a72c62\");\n        assert_eq!(string_to_md5(\"\"), \"None\");\n    }\n\n" +
+        "    #[test]\n    fn test_is_bored() {\n        assert!(is_bored(\"Is the sky blue?\") == 0);\n        assert!(is_bored(\"I feel good today. I will be productive. will kill It\") == 2);\n    }\n\n" +
+        "    #[test]\n    fn test_add() {\n        for _ in 0..100 {\n            let mut rng = rand::thread_rng();\n            let mut x: i32 = rng.gen();\n            x = x % 1000;\n            let mut y: i32 = rng.gen();\n            y = y % 1000;\n            assert!(add(x, y) == x + y);\n        }\n    }\n\n}\n";
+      const opts = { language: "rust", extract: "full", benchmark: "humaneval-x" };
+      const ok = await verifyDirect(code, { response: solution("{:x}"), reference: { test: testModule }, options: opts }, { services });
+      assert.equal(ok.reward, 1, ok.reason);
+      const wrong = await verifyDirect(code, { response: solution("{:X}"), reference: { test: testModule }, options: opts }, { services });
+      assert.equal(wrong.reward, 0, wrong.reason);
+      assert.match(wrong.reason, /3E25960A79DBC69B674CD4EC67A72C62|assertion/);
+      // The whole-program shape: the test is a main of its own (compiled with -O, as `rust` is).
+      const main = 'fn main() {\n    assert_eq!(string_to_md5("password"), "5f4dcc3b5aa765d61d8327deb882cf99");\n    assert_eq!(is_bored("I love It !"), 1);\n    let x: i32 = rand::thread_rng().gen_range(0..1000);\n    assert_eq!(add(x, 1), x + 1);\n}\n';
+      const whole = await verifyDirect(code, { response: solution("{:x}").replace("fn main(){ \n } \n", ""), reference: { test_program: main }, options: { language: "rust", extract: "full" } }, { services });
+      assert.equal(whole.reward, 1, whole.reason);
     });
     for (const [lang, s] of Object.entries(SHAPES)) {
       const language = s.language ?? lang;
