@@ -233,6 +233,25 @@ test("a busy thread is sent the next chunk before it answers the one it is on", 
   }
 });
 
+test("items held to a budget cost no timer each: one watchdog per busy thread", async () => {
+  const pool = new MathPool(2, { testHooks: true });
+  const real = globalThis.setTimeout;
+  let armed = 0;
+  try {
+    await pool.ready(120_000);
+    globalThis.setTimeout = ((...a: Parameters<typeof setTimeout>) => { armed++; return real(...a); }) as typeof setTimeout;
+    const jobs = Array.from({ length: 256 }, (_, i) => pool.submit({ response: `\\boxed{${i}x}`, reference: `x \\cdot ${i}`, options: {} }, 30_000));
+    const done = await Promise.all(jobs.map((j) => j.done));
+    assert.deepEqual(done.map((d) => "reward" in d.result && d.result.reward), Array(256).fill(1));
+    // a chunk arms its thread's watchdog at most once or twice (sent, answered); polls for a
+    // thread that has not begun its chunk add a few on a loaded machine: far fewer than items
+    assert.ok(armed < 64, `${armed} timers armed for 256 items`);
+  } finally {
+    globalThis.setTimeout = real;
+    await pool.close();
+  }
+});
+
 test("a runaway item does not change its neighbours' results", async () => {
   const pool = new MathPool(1, { testHooks: true });
   try {
