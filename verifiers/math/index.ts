@@ -1,7 +1,7 @@
 /**
  * math: does the completion's final answer equal the reference? Extraction, normalisation,
  * parsing (compute-engine for LaTeX, mathjs for ASCII) and comparison by the reference's type
- * run in a piscina worker pool, items sent in chunks; an item past its deadline has its worker
+ * run in a pool of worker threads, items sent in chunks; an item past its deadline has its worker
  * killed and ends as status error, reward null. The deadline counts the item's own time in its
  * worker: its wait for a free worker, or behind other items of its chunk, is not counted
  * (ctx.unclocked).

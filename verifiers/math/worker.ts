@@ -1,7 +1,7 @@
 /**
- * The worker-thread side of the math verifier's pool: one piscina task is a chunk of items,
- * graded one after another, their results sent back in one message. Loaded by piscina from its
- * compiled .js (dist) or its .ts source (under tsx, which worker threads inherit).
+ * The worker-thread side of the math verifier's pool: one message is a chunk of items, graded
+ * one after another, their results sent back in one message. Started by the pool (pool.ts) from
+ * its compiled .js (dist) or its .ts source (under tsx, through worker-boot.cjs).
  *
  * A chunk's items go in as objects (structured clone: ~50 µs of the event loop's time for 64
  * ordinary items, against ~115 µs for JSON.stringify) and its results come back as one JSON
@@ -9,8 +9,7 @@
  * which item it is on through a small shared buffer (`Chunk.progress`): the pool's watchdog
  * reads it to hold each item to its own budget without a message per item.
  */
-import { isMainThread } from "node:worker_threads";
-import { workerData } from "piscina";
+import { isMainThread, parentPort, workerData } from "node:worker_threads";
 import { grade, type Graded, type MathOptions } from "./grade.js";
 import { InvalidItemError } from "../../src/core/types.js";
 
@@ -29,7 +28,18 @@ export const SPIN_MARKER = "\\boxed{x + 1} <assay test hook: spin forever>";
 export const BUSY_MARKER = "\\boxed{x + 1} <assay test hook: busy 100 ms>";
 /** Marker response whose worker thread exits mid-chunk, as one that runs out of memory does; ASSAY_MATH_TEST_HOOKS=1 only (re-dispatch tests). */
 export const CRASH_MARKER = "\\boxed{x + 1} <assay test hook: thread exits>";
-const data = (isMainThread ? undefined : workerData) as { warmed?: Int32Array; testHooks?: boolean; base?: number } | undefined;
+/** What the pool hands each worker it starts. */
+export interface WorkerData {
+  /** Marks a thread the pool started (another worker thread that imports this module is left alone). */
+  assayMathPool: true;
+  /** This module's path (worker-boot.cjs requires it). */
+  file: string;
+  /** ASSAY_MATH_TEST_HOOKS: honour the markers below. */
+  testHooks: boolean;
+  /** Date.now() at the pool's start: item start times are written relative to it. */
+  base: number;
+}
+const data = (isMainThread ? undefined : (workerData as WorkerData | undefined)?.assayMathPool ? (workerData as WorkerData) : undefined);
 const hooks = data?.testHooks === true;
 
 /** What a task returns: a grade, or the reason the item's data is malformed (status invalid). */
@@ -45,7 +55,7 @@ export type ItemResult = TaskResult | { error: string } | null;
  */
 export const PROGRESS_SLOTS = 2;
 
-/** A piscina task: a chunk of items. */
+/** A message to a worker: a chunk of items. */
 export interface Chunk {
   items: Task[];
   progress: Int32Array;
@@ -99,9 +109,12 @@ export default function run(chunk: Chunk): ChunkResult {
   return { out: JSON.stringify(out), ms };
 }
 
-if (!isMainThread && data) {
+if (data && parentPort) {
+  const port = parentPort;
   // Warm the parser (compute-engine's first parse builds its dictionaries) before the first task.
   grade("\\boxed{\\frac{1}{2}x + \\sqrt{2}}", "x/2 + \\sqrt 2");
   grade("\\boxed{\\sec^2 y + \\begin{pmatrix}1\\end{pmatrix}}", "\\tan^2 y + 1");
-  if (data.warmed) Atomics.add(data.warmed, 0, 1);
+  // Chunks queue in the port while one is graded: the next begins as soon as this one is posted.
+  port.on("message", (chunk: Chunk) => port.postMessage(run(chunk)));
+  port.postMessage({ ready: true });
 }
