@@ -39,21 +39,26 @@ interface Profile {
   timeDeltas: number[];
 }
 
-/** Self time per frame and per module over the profile's last `windowUs`, as shares of the window's busy (not idle) samples. */
-export function summarise(p: Profile, windowUs: number): { frames: [string, number][]; modules: [string, number][]; samples: number } {
+/** The nodes of the profile's samples in its last `windowUs`, less idle ones (the thread waiting for the socket, or for CPU on a shared machine: no CPU of ours). */
+function* busySamples(p: Profile, windowUs: number): Generator<ProfileNode> {
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
-  const frame = new Map<string, number>();
-  const module = new Map<string, number>();
   let t = p.startTime;
   const from = p.endTime - windowUs;
-  let counted = 0;
   for (let i = 0; i < p.samples.length; i++) {
     t += p.timeDeltas[i]!;
     if (t < from) continue;
     const n = byId.get(p.samples[i]!)!;
+    if (n.callFrame.functionName !== "(idle)") yield n;
+  }
+}
+
+/** Self time per frame and per module over the profile's last `windowUs`, as shares of the window's busy (not idle) samples. */
+export function summarise(p: Profile, windowUs: number): { frames: [string, number][]; modules: [string, number][]; samples: number } {
+  const frame = new Map<string, number>();
+  const module = new Map<string, number>();
+  let counted = 0;
+  for (const n of busySamples(p, windowUs)) {
     const { functionName, url, lineNumber } = n.callFrame;
-    // Idle is the thread waiting (for the socket, for CPU on a shared machine): no CPU of ours.
-    if (functionName === "(idle)") continue;
     const abs = url.replace(/^file:\/\//, "");
     const nm = abs.lastIndexOf("node_modules/");
     const file = !url ? "" : nm >= 0 ? abs.slice(nm) : relative(root, abs);
@@ -115,14 +120,8 @@ export function byStage(p: Profile, windowUs: number): [string, number][] {
     return s;
   };
   const totals = new Map<string, number>();
-  let t = p.startTime;
-  const from = p.endTime - windowUs;
   let counted = 0;
-  for (let i = 0; i < p.samples.length; i++) {
-    t += p.timeDeltas[i]!;
-    if (t < from) continue;
-    const n = byId.get(p.samples[i]!)!;
-    if (n.callFrame.functionName === "(idle)") continue;
+  for (const n of busySamples(p, windowUs)) {
     const name = n.callFrame.functionName === "(garbage collector)" ? "garbage collector" : stageOf(n.id);
     totals.set(name, (totals.get(name) ?? 0) + 1);
     counted++;
