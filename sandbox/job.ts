@@ -76,7 +76,7 @@ export function makeJob(req: RunRequest, spec: LanguageSpec, limits: RunLimits, 
     limits: { ...limits, addressSpaceMb: spec.addressSpaceMb ? spec.addressSpaceMb(limits.memoryMb) : limits.memoryMb, hardWallMs: hardWallMs(limits.wallMs) },
     oom: spec.oomMarkers,
   };
-  if (spec.preload) job.preload = preload?.length ? [...preload] : spec.preload;
+  if (spec.preload) job.preload = preload?.length && !spec.preloadFixed ? [...preload] : spec.preload;
   if (spec.compile) {
     const compileMs = req.compileWallMs ?? spec.compile.wallMs;
     const argv = spec.compile.argv.map((a) => fill(a, vars));

@@ -38,11 +38,13 @@ export interface LanguageSpec {
   /** Words the runtime prints when it runs out of memory (a non-zero exit with one is memory_limit). */
   oomMarkers: string[];
   /**
-   * Python: the modules the warm interpreter (the runner's fork server) imports once, so a run
-   * that imports them finds them loaded (ASSAY_SANDBOX_PRELOAD replaces the list). A module the
-   * image lacks is skipped.
+   * Python (and Ruby): the modules the warm interpreter (the runner's fork server) imports once,
+   * so a run that imports them finds them loaded (ASSAY_SANDBOX_PRELOAD replaces Python's list).
+   * A module the image lacks is skipped.
    */
   preload?: string[];
+  /** The preload list is the language's own: ASSAY_SANDBOX_PRELOAD (Python's modules) does not replace it. */
+  preloadFixed?: boolean;
   /** The program's main class, read from its source ({main} in file and argv). */
   main?: (code: string) => string;
   /** Other names for it: fenced-block tags, request languages. SandboxFusion's name comes first. */
@@ -62,6 +64,16 @@ export const PY_PRELOAD = [
   "math", "collections", "itertools", "functools", "heapq", "bisect", "re", "string", "typing", "random",
   "fractions", "decimal", "statistics", "datetime", "operator", "copy",
 ];
+
+/**
+ * What the warm Ruby loads once: test/unit's test case and runner, which MultiPL-E's Ruby programs
+ * require (`require 'test/unit'`: 85 ms of a run's CPU). Not test/unit.rb itself, which registers
+ * the at_exit hook that runs the tests: a program that requires it loads that file alone (1 ms)
+ * and its tests run as under `ruby main.rb`; one that does not sees no test run. Nothing else:
+ * Ruby's require is global, so a preloaded library (set, json, prime) would be found by a program
+ * that never required it, where `ruby main.rb` raises NameError (a reward changed).
+ */
+export const RB_PRELOAD = ["test/unit/testcase", "test/unit/autorunner"];
 
 /**
  * The crates the rust image precompiles (sandbox/images/rust/recipe.json: Debian's rand 0.8.5,
@@ -175,6 +187,9 @@ export const LANGUAGES: Record<string, LanguageSpec> = {
     image: "scripting", file: "main.rb", argv: ["ruby", "main.rb"],
     oomMarkers: ["NoMemoryError", "failed to allocate memory"],
     aliases: ["ruby", "rb"],
+    // The warm Ruby (sandbox/runner/ruby_server.rb) forks each run from an interpreter that has
+    // loaded these: RB_PRELOAD says why only these.
+    preload: RB_PRELOAD, preloadFixed: true,
   },
   php: {
     image: "scripting", file: "main.php", argv: ["php", "-d", "memory_limit={heapMb}M", "-d", "display_errors=stderr", "main.php"],

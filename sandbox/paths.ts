@@ -16,8 +16,19 @@ function findRoot(): string {
 export const PACKAGE_ROOT = findRoot();
 export const RUNNER_PATH = join(PACKAGE_ROOT, "sandbox", "runner", "runner.py");
 export const IMAGES_DIR = join(PACKAGE_ROOT, "sandbox", "images");
+/** The warm Ruby's fork server (issue 31), sent inside the runner's text. */
+export const RUBY_SERVER_PATH = join(PACKAGE_ROOT, "sandbox", "runner", "ruby_server.rb");
 let runnerSource: string | undefined;
-/** The in-sandbox runner's source (sent to each container as `python3 -c`). */
+/**
+ * The in-sandbox runner's source (sent to each container as `python3 -c`), with the Ruby fork
+ * server's source in it (its `RUBY_SERVER = None` line made a string literal: JSON's is Python's).
+ */
 export function runnerSourceText(): string {
-  return (runnerSource ??= readFileSync(RUNNER_PATH, "utf8"));
+  if (runnerSource === undefined) {
+    const text = readFileSync(RUNNER_PATH, "utf8");
+    const marker = /^RUBY_SERVER = None$/m;
+    if (!marker.test(text)) throw new Error(`${RUNNER_PATH} has no "RUBY_SERVER = None" line for the Ruby fork server's source`);
+    runnerSource = text.replace(marker, () => `RUBY_SERVER = ${JSON.stringify(readFileSync(RUBY_SERVER_PATH, "utf8"))}`);
+  }
+  return runnerSource;
 }

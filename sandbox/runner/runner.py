@@ -633,7 +633,11 @@ class Zygote:
     """The runner's side of the fork server: `spawn(...)` returns the pid of a run forked from
     the warm interpreter (the runner's own child), or None where it cannot."""
 
-    def __init__(self):
+    def __init__(self, exe="python3", flag="-c", program=None, name_ok=lambda m: all(p.isidentifier() for p in m.split(".")),
+                 encode=lambda req: json.dumps(req).encode()):
+        # The interpreter, its flag for a program given as text, the program (ZYGOTE when None:
+        # set below the class), which preload names it may be given, and how a run is written.
+        self.exe, self.flag, self.program, self.name_ok, self.encode = exe, flag, program, name_ok, encode
         self.sock = None
         self.pid = None
         self.tried = False
@@ -659,7 +663,9 @@ class Zygote:
                     return
             import socket
             mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-            exe = shutil.which("python3", path=ENV["PATH"]) or sys.executable
+            exe = shutil.which(self.exe, path=ENV["PATH"]) or (sys.executable if self.exe == "python3" else None)
+            if exe is None or not (self.program or ZYGOTE):
+                return
             pid = os.fork()
             if pid == 0:
                 try:
@@ -673,8 +679,8 @@ class Zygote:
                     os.closerange(3, keep)
                     os.closerange(keep + 1, 65536)
                     os.chdir(SCRATCH)
-                    mods = ",".join(m for m in preload if isinstance(m, str) and all(p.isidentifier() for p in m.split(".")))
-                    os.execve(exe, [exe, "-c", ZYGOTE, str(keep), mods], dict(ENV, **(extra_env or {})))
+                    mods = ",".join(m for m in preload if isinstance(m, str) and self.name_ok(m))
+                    os.execve(exe, [exe, self.flag, self.program or ZYGOTE, str(keep), mods], dict(ENV, **(extra_env or {})))
                 finally:
                     os._exit(127)
             theirs.close()
@@ -737,7 +743,7 @@ class Zygote:
         req = {"script": script, "cwd": cwd, "env": env, "cpu_s": cpu_s, "mem": mem, "nproc": nproc,
                "uid": RUN_UID if IS_ROOT else None, "nice": SWEEP}
         try:
-            socket.send_fds(ch, [json.dumps(req).encode()], fds)
+            socket.send_fds(ch, [self.encode(req)], fds)
             ch.settimeout(10)
             ok = ch.recv(1) == b"k"
         except OSError:
@@ -766,6 +772,33 @@ class Zygote:
 ZYG = Zygote()
 
 
+def _ruby_server():
+    """The Ruby fork server's source (sandbox/runner/ruby_server.rb): put in RUBY_SERVER by
+    sandbox/paths.ts when this runner is sent into a sandbox as text, else read beside it."""
+    if RUBY_SERVER:
+        return RUBY_SERVER
+    try:
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "ruby_server.rb")) as f:
+            return f.read()
+    except (NameError, OSError):
+        return None
+
+
+def _ruby_request(req):
+    """A run for the Ruby fork server, NUL-separated (it reads it without loading json, which a
+    run would then find loaded): script, cwd, cpu_s, mem, nproc, uid, nice, then KEY=VALUE."""
+    head = [req["script"], req["cwd"], str(req["cpu_s"]), str(req["mem"]), str(req["nproc"] or 0),
+            "" if req["uid"] is None else str(req["uid"]), "1" if req["nice"] else ""]
+    return "\0".join(head + ["%s=%s" % kv for kv in req["env"].items()]).encode()
+
+
+RUBY_SERVER = None
+# Warm Ruby (issue 31): `ruby main.rb` forked from a warm interpreter, as Python's (ruby_server.rb).
+RBZ = Zygote("ruby", "-e", _ruby_server(), lambda m: m.replace("/", "").replace("_", "").replace("-", "").isalnum(), _ruby_request)
+# The fork server of each warm command line.
+WARM = {("python3", "main.py"): ZYG, ("ruby", "main.rb"): RBZ}
+
+
 def spawn(argv, cwd, stdin, lim, extra_env=None, oom=None, warm=False, preload=()):
     """Runs argv once under limits; returns the outcome dict (no files, no compile). The
     address-space rlimit is lim["addressSpaceMb"] when given (0: none, for VMs that reserve far
@@ -780,9 +813,10 @@ def spawn(argv, cwd, stdin, lim, extra_env=None, oom=None, warm=False, preload=(
     hard = max(wall, lim.get("hardWallMs", lim["wallMs"]) / 1000.0)
     cpu_cap_ns = int(lim["cpuMs"]) * 1_000_000
     taken = None
-    if argv == ["python3", "main.py"] and warm:
-        ZYG.start(preload, extra_env)
-        taken = ZYG.take()  # (before the run's clocks start: the fork was between runs)
+    zyg = WARM.get(tuple(argv)) if warm else None
+    if zyg is not None:
+        zyg.start(preload, extra_env)
+        taken = zyg.take()  # (before the run's clocks start: the fork was between runs)
     r_in, w_in = os.pipe()
     r_out, w_out = os.pipe()
     r_err, w_err = os.pipe()
@@ -797,7 +831,7 @@ def spawn(argv, cwd, stdin, lim, extra_env=None, oom=None, warm=False, preload=(
         env = dict(ENV, HOME=cwd, TMPDIR=cwd)
         env.update(extra_env or {})
         nproc = int(lim["nproc"]) if lim.get("nproc") else 0
-        pid = ZYG.spawn(taken, "main.py", cwd, [r_in, w_out, w_err], env, cpu_s, mem, nproc)
+        pid = zyg.spawn(taken, argv[1], cwd, [r_in, w_out, w_err], env, cpu_s, mem, nproc)
     if pid is None:
         pid = os.fork()
     if pid == 0:
@@ -1058,8 +1092,9 @@ def handle(job):
         r = spawn(argv, work, job.get("stdin") or "", job["limits"], job.get("env"), job.get("oom"), warm=not comp, preload=job.get("preload") or ())
         tainted = result.get("tainted", False)
         result.update(r)
-        if ZYG.skipped:
-            result["preloadSkipped"], ZYG.skipped = ZYG.skipped, []
+        for z in WARM.values():
+            if z.skipped:
+                result["preloadSkipped"], z.skipped = z.skipped, []
         if kill_leftovers():
             tainted = True
             result["leftover"] = True
@@ -1100,7 +1135,8 @@ def main():
         out.write(json.dumps(res).encode() + b"\n")
         out.flush()
         # The next Python run's process, forked while the host reads this reply and sends the next job.
-        ZYG.prefork()
+        for z in WARM.values():
+            z.prefork()
 
 
 if __name__ == "__main__":
