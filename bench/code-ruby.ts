@@ -1,0 +1,103 @@
+/**
+ * The warm Ruby (issue 31, sandbox/runner/ruby_server.rb) against starting ruby, in one run, on
+ * both backends: the same trivial Ruby test (read n, print a sum) run
+ *   warm:  as a `ruby` run, forked from the slot's warm interpreter;
+ *   spawn: as a `ruby` run whose program execs `ruby t.rb` (the same test in a freshly started
+ *          interpreter, in the same slot, under the same limits: what every Ruby run cost before);
+ * at 1 and 16 concurrent, on a pool of max(4, 4 x cores) slots. Per cell: tests/s, p50 and p99
+ * wall, CPU per test (this process's plus the sandboxes' cgroups', as bench/code.ts counts it)
+ * and the runner's own cpuMs of the run (median), with the load average at the cell's end. Then
+ * the memory the warm Ruby holds per slot: PSS and RSS of every `ruby -e` process (the fork
+ * server and its pre-forked next run) over the slots, from /proc/<pid>/smaps_rollup.
+ * Usage: npx tsx bench/code-ruby.ts [--quick] [--backends docker,bwrap]
+ */
+import { readFileSync, readdirSync } from "node:fs";
+import { cpus } from "node:os";
+import { openDocker, dockerOptions } from "../sandbox/docker/index.js";
+import { openBwrap } from "../sandbox/bwrap/index.js";
+import { loadConfig } from "../src/core/config.js";
+import type { Sandbox } from "../sandbox/types.js";
+import { closedLoop, sandboxCpuMs, table } from "./lib.js";
+
+const quick = process.argv.includes("--quick");
+const bi = process.argv.indexOf("--backends");
+const backends = bi > 0 ? process.argv[bi + 1].split(",") : ["docker", "bwrap"];
+const PROGRAM = "n = gets.to_i\nputs (0...n).sum { |i| i * i }\n";
+const STDIN = "1000\n";
+const EXPECT = String(Array.from({ length: 1000 }, (_, i) => i * i).reduce((a, b) => a + b, 0));
+const LIMITS = { wallMs: 30_000, cpuMs: 10_000 };
+const WAYS = {
+  warm: { code: PROGRAM, files: undefined },
+  spawn: { code: 'exec("ruby", "t.rb")\n', files: { "t.rb": PROGRAM } },
+} as const;
+const COUNTS: Record<keyof typeof WAYS, [number, number]> = quick ? { warm: [30, 96], spawn: [10, 32] } : { warm: [100, 320], spawn: [30, 96] };
+
+/** PSS and RSS (MiB) of every warm Ruby process (`ruby -e`: fork servers and their pre-forked runs) on this machine. */
+function rubyMemory(): { pss: number; rss: number; procs: number } {
+  let pss = 0;
+  let rss = 0;
+  let procs = 0;
+  for (const p of readdirSync("/proc")) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      const argv = readFileSync(`/proc/${p}/cmdline`, "utf8").split("\0");
+      if (!argv[0].endsWith("ruby") || argv[1] !== "-e") continue;
+      const t = readFileSync(`/proc/${p}/smaps_rollup`, "utf8");
+      pss += Number(/^Pss:\s+(\d+)/m.exec(t)?.[1] ?? 0) / 1024;
+      rss += Number(/^Rss:\s+(\d+)/m.exec(t)?.[1] ?? 0) / 1024;
+      procs++;
+    } catch {
+      /* gone, or not ours to read */
+    }
+  }
+  return { pss, rss, procs };
+}
+
+const config = loadConfig().sandbox;
+const pool = process.env.ASSAY_SANDBOX_POOL ? config.poolSize : Math.max(4, cpus().length * 4);
+const rows: (string | number)[][] = [["backend", "way", "concurrent", "tests/s", "p50 ms", "p99 ms", "CPU ms/test", "runner cpuMs p50", "load avg"]];
+const notes: string[] = [];
+const rate: Record<string, number> = {};
+const cpuPer: Record<string, number> = {};
+for (const backend of backends) {
+  const opened = backend === "docker" ? await openDocker({ ...dockerOptions(config), poolSize: pool }) : await openBwrap({ ...config, poolSize: pool });
+  const sb = opened.sandbox as Sandbox | null;
+  if (!sb) {
+    notes.push(`${backend}: skipped (${opened.note})`);
+    continue;
+  }
+  (sb as { warm?: (l: string) => void }).warm?.("ruby");
+  const kind = backend === "docker" ? "docker" : "bwrap";
+  for (const [way, req] of Object.entries(WAYS) as [keyof typeof WAYS, (typeof WAYS)[keyof typeof WAYS]][]) {
+    for (const [i, conc] of [1, 16].entries()) {
+      const cpus: number[] = [];
+      const once = async () => {
+        const r = await sb.run({ language: "ruby", code: req.code, files: req.files, stdin: STDIN, limits: LIMITS });
+        if (r.status !== "finished" || r.stdout.trim() !== EXPECT) throw new Error(`${backend} ${way}: ${r.status} ${r.message ?? ""} ${r.stdout.slice(0, 200)} ${r.stderr.slice(-300)}`);
+        if (r.cpuMs !== null) cpus.push(r.cpuMs);
+      };
+      const total = COUNTS[way][i];
+      const warmup = Math.min(conc, pool);
+      const [me0, box0] = [process.cpuUsage(), sandboxCpuMs(kind)];
+      const cell = await closedLoop(once, conc, total, warmup);
+      const [me, box1] = [process.cpuUsage(me0), sandboxCpuMs(kind)];
+      const cpuMs = box0 && box1 && box0.ids === box1.ids ? ((me.user + me.system) / 1000 + box1.ms - box0.ms) / (total + warmup) : NaN;
+      cpus.sort((a, b) => a - b);
+      const load = readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+      rows.push([backend, way, conc, cell.rate.toFixed(1), cell.p50.toFixed(2), cell.p99.toFixed(2), cpuMs.toFixed(2), cpus[Math.floor(cpus.length / 2)]?.toFixed(2) ?? "-", load]);
+      rate[`${backend} ${way} ${conc}`] = cell.rate;
+      cpuPer[`${backend} ${way} ${conc}`] = cpuMs;
+      console.error(rows.at(-1)!.join(" | "));
+    }
+  }
+  const m = rubyMemory();
+  notes.push(`${backend}: warm Ruby memory over ${pool} slots: ${m.procs} ruby -e processes, PSS ${(m.pss / pool).toFixed(1)} MiB per slot (RSS ${(m.rss / pool).toFixed(1)} MiB per slot, shared pages counted in each)`);
+  for (const conc of [1, 16]) {
+    const k = (w: string) => `${backend} ${w} ${conc}`;
+    notes.push(`${backend} at ${conc}: warm/spawn tests/s ${(rate[k("warm")] / rate[k("spawn")]).toFixed(2)}x, CPU per test spawn/warm ${(cpuPer[k("spawn")] / cpuPer[k("warm")]).toFixed(2)}x`);
+  }
+  await sb.close();
+}
+console.log(table(rows));
+console.log(notes.join("\n"));
+process.exit(0);
