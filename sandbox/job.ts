@@ -148,8 +148,10 @@ export function preloadWarner(warn: ((message: string) => void) | undefined): (i
     if (told.has(key) || told.size > 256) return;
     told.add(key);
     warn(
-      `sandbox: the warm Python of ${image} could not preload ${skipped.join(", ")}; runs that import it pay the import each time ` +
-        "(remove it from ASSAY_SANDBOX_PRELOAD, or install it in that image's recipe)",
+      `sandbox: the warm ${image === "scripting" ? "Ruby" : "Python"} of ${image} could not preload ${skipped.join(", ")}; runs that import it pay the import each time ` +
+        (image === "scripting"
+          ? "(install it in the scripting image's recipe, or remove it from RB_PRELOAD in sandbox/languages.ts)"
+          : "(remove it from ASSAY_SANDBOX_PRELOAD, or install it in that image's recipe)"),
     );
   };
 }
