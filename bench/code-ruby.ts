@@ -4,6 +4,8 @@
  *   warm:  as a `ruby` run, forked from the slot's warm interpreter;
  *   spawn: as a `ruby` run whose program execs `ruby t.rb` (the same test in a freshly started
  *          interpreter, in the same slot, under the same limits: what every Ruby run cost before);
+ * and the same two ways for MultiPL-E's shape (the function and its test/unit test case, the
+ * harness run at exit: the warm Ruby has test/unit's machinery loaded),
  * at 1 and 16 concurrent, on a pool of max(4, 4 x cores) slots. Per cell: tests/s, p50 and p99
  * wall, CPU per test (this process's plus the sandboxes' cgroups', as bench/code.ts counts it)
  * and the runner's own cpuMs of the run (median), with the load average at the cell's end. Then
@@ -26,11 +28,18 @@ const PROGRAM = "n = gets.to_i\nputs (0...n).sum { |i| i * i }\n";
 const STDIN = "1000\n";
 const EXPECT = String(Array.from({ length: 1000 }, (_, i) => i * i).reduce((a, b) => a + b, 0));
 const LIMITS = { wallMs: 30_000, cpuMs: 10_000 };
+/** MultiPL-E's shape: the function, then its test/unit test case (the harness runs it at exit). */
+const TESTUNIT = "require 'test/unit'\ndef sq_sum(n) = (0...n).sum { |i| i * i }\nclass TestHumanEval < Test::Unit::TestCase\n  def test_sq_sum\n    assert_equal(" + EXPECT + ", sq_sum(gets.to_i))\n  end\nend\n";
+const PASSED = /1 tests, 1 assertions, 0 failures, 0 errors/;
 const WAYS = {
-  warm: { code: PROGRAM, files: undefined },
-  spawn: { code: 'exec("ruby", "t.rb")\n', files: { "t.rb": PROGRAM } },
+  warm: { code: PROGRAM, files: undefined, ok: (out: string) => out.trim() === EXPECT },
+  spawn: { code: 'exec("ruby", "t.rb")\n', files: { "t.rb": PROGRAM }, ok: (out: string) => out.trim() === EXPECT },
+  "warm test/unit": { code: TESTUNIT, files: undefined, ok: (out: string) => PASSED.test(out) },
+  "spawn test/unit": { code: 'exec("ruby", "t.rb")\n', files: { "t.rb": TESTUNIT }, ok: (out: string) => PASSED.test(out) },
 } as const;
-const COUNTS: Record<keyof typeof WAYS, [number, number]> = quick ? { warm: [30, 96], spawn: [10, 32] } : { warm: [100, 320], spawn: [30, 96] };
+const COUNTS: Record<keyof typeof WAYS, [number, number]> = quick
+  ? { warm: [30, 96], spawn: [10, 32], "warm test/unit": [20, 64], "spawn test/unit": [10, 32] }
+  : { warm: [100, 320], spawn: [30, 96], "warm test/unit": [60, 192], "spawn test/unit": [30, 96] };
 
 /** PSS and RSS (MiB) of every warm Ruby process (`ruby -e`: fork servers and their pre-forked runs) on this machine. */
 function rubyMemory(): { pss: number; rss: number; procs: number } {
@@ -80,7 +89,7 @@ for (const backend of backends) {
       const cpus: number[] = [];
       const once = async () => {
         const r = await sb.run({ language: "ruby", code: req.code, files: req.files, stdin: STDIN, limits: LIMITS });
-        if (r.status !== "finished" || r.stdout.trim() !== EXPECT) throw new Error(`${backend} ${way}: ${r.status} ${r.message ?? ""} ${r.stdout.slice(0, 200)} ${r.stderr.slice(-300)}`);
+        if (r.status !== "finished" || r.exitCode !== 0 || !req.ok(r.stdout)) throw new Error(`${backend} ${way}: ${r.status} ${r.message ?? ""} ${r.stdout.slice(0, 200)} ${r.stderr.slice(-300)}`);
         if (r.cpuMs !== null) cpus.push(r.cpuMs);
       };
       const total = COUNTS[way][i];
@@ -100,8 +109,10 @@ for (const backend of backends) {
   const m = rubyMemory();
   notes.push(`${backend}: warm Ruby memory over ${pool} slots: ${m.procs} ruby -e processes, PSS ${(m.pss / pool).toFixed(1)} MiB per slot (RSS ${(m.rss / pool).toFixed(1)} MiB per slot, shared pages counted in each)`);
   for (const conc of [1, 16]) {
-    const k = (w: string) => `${backend} ${w} ${conc}`;
-    notes.push(`${backend} at ${conc}: warm/spawn tests/s ${(rate[k("warm")] / rate[k("spawn")]).toFixed(2)}x, CPU per test spawn/warm ${(cpuPer[k("spawn")] / cpuPer[k("warm")]).toFixed(2)}x`);
+    for (const tail of ["", " test/unit"]) {
+      const k = (w: string) => `${backend} ${w}${tail} ${conc}`;
+      notes.push(`${backend}${tail} at ${conc}: warm/spawn tests/s ${(rate[k("warm")] / rate[k("spawn")]).toFixed(2)}x, CPU per test spawn/warm ${(cpuPer[k("spawn")] / cpuPer[k("warm")]).toFixed(2)}x`);
+    }
   }
   await sb.close();
 }
