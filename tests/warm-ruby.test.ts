@@ -111,6 +111,23 @@ function suite(name: string, open: () => Promise<Opened>) {
         assert.ok(med < 25, `${med.toFixed(2)} ms of CPU before the program's first line (${cpus.map((c) => c.toFixed(2)).join(", ")}): not a fork`);
       });
 
+      test("a run has the address space a fresh ruby leaves its program: its limit raised by what the warm interpreter holds beyond a fresh one", async () => {
+        // At a tight memory limit a correct program failed with NoMemoryError forked and passed
+        // started: the preloaded libraries held 3.5 MiB of the run's address-space limit.
+        const mb = 200;
+        const probe = 'v = File.read("/proc/self/status")[/VmSize:\\s+(\\d+)/, 1].to_i / 1024.0; puts [v, Process.getrlimit(:AS)[0] / 1048576.0].join(" ")';
+        const warm = await run(probe, { ...LIMITS, memoryMb: mb });
+        ok(warm);
+        // The same program in a ruby started for it (exec'd from a forked run: its limit is the
+        // warm run's, so its room is computed against the plain limit).
+        const cold = await sb.run({ language: "ruby", code: 'exec("ruby", "t.rb")', files: { "t.rb": probe }, limits: { ...LIMITS, memoryMb: mb } });
+        ok(cold);
+        const [wVm, wAs] = warm.stdout.trim().split(" ").map(Number);
+        const [cVm] = cold.stdout.trim().split(" ").map(Number);
+        const room = { warm: wAs - wVm, fresh: mb - cVm };
+        assert.ok(Math.abs(room.warm - room.fresh) < 1, `address space left to the program, MiB: forked ${room.warm.toFixed(2)}, fresh ${room.fresh.toFixed(2)}`);
+      });
+
       test("a polluting run is followed by a clean one on the same slot, with a fresh random state", async () => {
         const randoms = new Set<number>();
         for (let round = 0; round < 2; round++) {

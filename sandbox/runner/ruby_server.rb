@@ -14,6 +14,13 @@
 # see them, so a run finds no method or constant of the server's (only what `socket` and the
 # preloaded libraries define, as if it had required them: not json, so the runner writes a run
 # NUL-separated).
+# The address space the interpreter holds before this server loads anything (what a fresh
+# `ruby main.rb` holds at the program's first line, give or take the -e source): a run's
+# address-space limit is raised by what its process holds beyond that (socket, the preloaded
+# libraries, their heap, the fork's own), so the program gets the same room for its own
+# allocations as under a fresh ruby (a correct program at a tight limit would fail otherwise).
+vm_size = -> { File.read("/proc/self/status")[/^VmSize:\s+(\d+)/, 1].to_i * 1024 }
+vm_start = vm_size.call
 require "socket"
 
 sock = Socket.for_fd(Integer(ARGV[0]))
@@ -130,7 +137,10 @@ begin
   STDERR.sync = true
   close_others.call([])
   Process.setrlimit(:CPU, req["cpu_s"], req["cpu_s"] + 1)
-  Process.setrlimit(:AS, req["mem"], req["mem"]) if req["mem"] > 0
+  if req["mem"] > 0
+    extra = [vm_size.call - vm_start, 0].max # (read in the run's process, just before its limit)
+    Process.setrlimit(:AS, req["mem"] + extra, req["mem"] + extra)
+  end
   Process.setrlimit(:CORE, 0, 0)
   Process.setrlimit(:NOFILE, 256, 256)
   Process.setrlimit(:FSIZE, 64 << 20, 64 << 20)
