@@ -733,15 +733,21 @@ class Zygote:
             for fd in fds:
                 os.close(fd)
             return None
-        return pid, socket.socket(fileno=fds[0])
+        try:
+            return pid, socket.socket(fileno=fds[0])
+        except OSError:  # not a socket (a fork server that sent the wrong descriptor): fork and exec instead
+            for fd in fds:
+                os.close(fd)
+            self.close()
+            return None
 
-    def spawn(self, taken, script, cwd, fds, env, cpu_s, mem, nproc):
+    def spawn(self, taken, script, cwd, fds, env, cpu_s, mem, nproc, ini=()):
         """Hands the run to the pre-forked process; its pid once it has the run, else None (it
         is then killed and reaped, and the run is forked and exec'd instead)."""
         pid, ch = taken
         import socket
         req = {"script": script, "cwd": cwd, "env": env, "cpu_s": cpu_s, "mem": mem, "nproc": nproc,
-               "uid": RUN_UID if IS_ROOT else None, "nice": SWEEP}
+               "uid": RUN_UID if IS_ROOT else None, "nice": SWEEP, "ini": list(ini)}
         try:
             socket.send_fds(ch, [self.encode(req)], fds)
             ch.settimeout(10)
@@ -792,11 +798,45 @@ def _ruby_request(req):
     return "\0".join(head + ["%s=%s" % kv for kv in req["env"].items()]).encode()
 
 
+def _php_server():
+    """The PHP fork server's source (sandbox/runner/php_server.php) for `php -r`: put in
+    PHP_SERVER by sandbox/paths.ts when this runner is sent into a sandbox as text."""
+    src = PHP_SERVER
+    if not src:
+        try:
+            with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "php_server.php")) as f:
+                src = f.read()
+        except (NameError, OSError):
+            return None
+    return src[len("<?php"):] if src.startswith("<?php") else src
+
+
+def _php_request(req):
+    """A run for the PHP fork server, as _ruby_request's, with its `-d` settings (\x01-separated) before the environment."""
+    head = [req["script"], req["cwd"], str(req["cpu_s"]), str(req["mem"]), str(req["nproc"] or 0),
+            "" if req["uid"] is None else str(req["uid"]), "1" if req["nice"] else "", "\x01".join(req.get("ini") or ())]
+    return "\0".join(head + ["%s=%s" % kv for kv in req["env"].items()]).encode()
+
+
 RUBY_SERVER = None
+PHP_SERVER = None
 # Warm Ruby (issue 31): `ruby main.rb` forked from a warm interpreter, as Python's (ruby_server.rb).
 RBZ = Zygote("ruby", "-e", _ruby_server(), lambda m: m.replace("/", "").replace("_", "").replace("-", "").isalnum(), _ruby_request)
+# Warm PHP: `php -d k=v ... main.php` forked from a warm php (php_server.php), its settings set per run.
+PHPZ = Zygote("php", "-r", _php_server(), lambda m: False, _php_request)
 # The fork server of each warm command line.
 WARM = {("python3", "main.py"): ZYG, ("ruby", "main.rb"): RBZ}
+
+
+def warm_for(argv):
+    """The fork server for a run's command line, the script it runs and its `-d` settings."""
+    z = WARM.get(tuple(argv))
+    if z is not None:
+        return z, argv[1], ()
+    if (len(argv) >= 2 and argv[0] == "php" and argv[-1] == "main.php" and len(argv) % 2 == 0
+            and all(a == "-d" for a in argv[1:-1:2]) and all("=" in a and "\0" not in a and "\x01" not in a for a in argv[2:-1:2])):
+        return PHPZ, argv[-1], tuple(argv[2:-1:2])
+    return None, None, ()
 
 
 def spawn(argv, cwd, stdin, lim, extra_env=None, oom=None, warm=False, preload=()):
@@ -813,7 +853,7 @@ def spawn(argv, cwd, stdin, lim, extra_env=None, oom=None, warm=False, preload=(
     hard = max(wall, lim.get("hardWallMs", lim["wallMs"]) / 1000.0)
     cpu_cap_ns = int(lim["cpuMs"]) * 1_000_000
     taken = None
-    zyg = WARM.get(tuple(argv)) if warm else None
+    zyg, script, ini = warm_for(argv) if warm else (None, None, ())
     if zyg is not None:
         zyg.start(preload, extra_env)
         taken = zyg.take()  # (before the run's clocks start: the fork was between runs)
@@ -831,7 +871,7 @@ def spawn(argv, cwd, stdin, lim, extra_env=None, oom=None, warm=False, preload=(
         env = dict(ENV, HOME=cwd, TMPDIR=cwd)
         env.update(extra_env or {})
         nproc = int(lim["nproc"]) if lim.get("nproc") else 0
-        pid = zyg.spawn(taken, argv[1], cwd, [r_in, w_out, w_err], env, cpu_s, mem, nproc)
+        pid = zyg.spawn(taken, script, cwd, [r_in, w_out, w_err], env, cpu_s, mem, nproc, ini)
     if pid is None:
         pid = os.fork()
     if pid == 0:
@@ -1092,7 +1132,7 @@ def handle(job):
         r = spawn(argv, work, job.get("stdin") or "", job["limits"], job.get("env"), job.get("oom"), warm=not comp, preload=job.get("preload") or ())
         tainted = result.get("tainted", False)
         result.update(r)
-        for z in WARM.values():
+        for z in (ZYG, RBZ, PHPZ):
             if z.skipped:
                 result["preloadSkipped"], z.skipped = z.skipped, []
         if kill_leftovers():
@@ -1135,7 +1175,7 @@ def main():
         out.write(json.dumps(res).encode() + b"\n")
         out.flush()
         # The next Python run's process, forked while the host reads this reply and sends the next job.
-        for z in WARM.values():
+        for z in (ZYG, RBZ, PHPZ):
             z.prefork()
 
 
