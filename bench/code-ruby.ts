@@ -11,7 +11,10 @@
  * and the runner's own cpuMs of the run (median), with the load average at the cell's end. Then
  * the memory the warm Ruby holds per slot: PSS and RSS of every `ruby -e` process (the fork
  * server and its pre-forked next run) over the slots, from /proc/<pid>/smaps_rollup.
- * Usage: npx tsx bench/code-ruby.ts [--quick] [--backends docker,bwrap]
+ * `--lang php`: the same for the warm PHP (sandbox/runner/php_server.php): warm against a run
+ * whose program `pcntl_exec`s `php -d memory_limit=… -d display_errors=stderr t.php` (no
+ * test/unit rows).
+ * Usage: npx tsx bench/code-ruby.ts [--quick] [--backends docker,bwrap] [--lang php]
  */
 import { readFileSync, readdirSync } from "node:fs";
 import { cpus } from "node:os";
@@ -24,25 +27,35 @@ import { closedLoop, sandboxCpuMs, table } from "./lib.js";
 const quick = process.argv.includes("--quick");
 const bi = process.argv.indexOf("--backends");
 const backends = bi > 0 ? process.argv[bi + 1].split(",") : ["docker", "bwrap"];
-const PROGRAM = "n = gets.to_i\nputs (0...n).sum { |i| i * i }\n";
+const li = process.argv.indexOf("--lang");
+const lang = li > 0 ? process.argv[li + 1] : "ruby";
+if (lang !== "ruby" && lang !== "php") throw new Error(`--lang ${JSON.stringify(lang)}: ruby or php`);
+const PROGRAM = lang === "php"
+  ? "<?php\n$n = (int) fgets(STDIN);\n$s = 0;\nfor ($i = 0; $i < $n; $i++) $s += $i * $i;\necho $s, \"\\n\";\n"
+  : "n = gets.to_i\nputs (0...n).sum { |i| i * i }\n";
 const STDIN = "1000\n";
 const EXPECT = String(Array.from({ length: 1000 }, (_, i) => i * i).reduce((a, b) => a + b, 0));
 const LIMITS = { wallMs: 30_000, cpuMs: 10_000 };
 /** MultiPL-E's shape: the function, then its test/unit test case (the harness runs it at exit). */
 const TESTUNIT = "require 'test/unit'\ndef sq_sum(n) = (0...n).sum { |i| i * i }\nclass TestHumanEval < Test::Unit::TestCase\n  def test_sq_sum\n    assert_equal(" + EXPECT + ", sq_sum(gets.to_i))\n  end\nend\n";
 const PASSED = /1 tests, 1 assertions, 0 failures, 0 errors/;
-const WAYS = {
+const PHP_WAYS = {
+  warm: { code: PROGRAM, files: undefined, ok: (out: string) => out.trim() === EXPECT },
+  spawn: { code: '<?php\npcntl_exec("/usr/bin/php", ["-d", "memory_limit=192M", "-d", "display_errors=stderr", "t.php"]);\n', files: { "t.php": PROGRAM }, ok: (out: string) => out.trim() === EXPECT },
+};
+const RUBY_WAYS = {
   warm: { code: PROGRAM, files: undefined, ok: (out: string) => out.trim() === EXPECT },
   spawn: { code: 'exec("ruby", "t.rb")\n', files: { "t.rb": PROGRAM }, ok: (out: string) => out.trim() === EXPECT },
   "warm test/unit": { code: TESTUNIT, files: undefined, ok: (out: string) => PASSED.test(out) },
   "spawn test/unit": { code: 'exec("ruby", "t.rb")\n', files: { "t.rb": TESTUNIT }, ok: (out: string) => PASSED.test(out) },
-} as const;
-const COUNTS: Record<keyof typeof WAYS, [number, number]> = quick
+};
+const WAYS: Record<string, { code: string; files?: Record<string, string>; ok: (out: string) => boolean }> = lang === "php" ? PHP_WAYS : RUBY_WAYS;
+const COUNTS: Record<string, [number, number]> = quick
   ? { warm: [30, 96], spawn: [10, 32], "warm test/unit": [20, 64], "spawn test/unit": [10, 32] }
   : { warm: [100, 320], spawn: [30, 96], "warm test/unit": [60, 192], "spawn test/unit": [30, 96] };
 
-/** PSS and RSS (MiB) of every warm Ruby process (`ruby -e`: fork servers and their pre-forked runs) on this machine. */
-function rubyMemory(): { pss: number; rss: number; procs: number } {
+/** PSS and RSS (MiB) of every warm server process (`ruby -e`, `php -r`: fork servers and their pre-forked runs) on this machine. */
+function serverMemory(exe: string, flag: string): { pss: number; rss: number; procs: number } {
   let pss = 0;
   let rss = 0;
   let procs = 0;
@@ -50,7 +63,7 @@ function rubyMemory(): { pss: number; rss: number; procs: number } {
     if (!/^\d+$/.test(p)) continue;
     try {
       const argv = readFileSync(`/proc/${p}/cmdline`, "utf8").split("\0");
-      if (!argv[0].endsWith("ruby") || argv[1] !== "-e") continue;
+      if (!argv[0].endsWith(exe) || argv[1] !== flag) continue;
       const t = readFileSync(`/proc/${p}/smaps_rollup`, "utf8");
       pss += Number(/^Pss:\s+(\d+)/m.exec(t)?.[1] ?? 0) / 1024;
       rss += Number(/^Rss:\s+(\d+)/m.exec(t)?.[1] ?? 0) / 1024;
@@ -76,19 +89,19 @@ for (const backend of backends) {
     continue;
   }
   const w = (sb as { warm?: unknown }).warm;
-  if (typeof w === "function") w.call(sb, "ruby");
+  if (typeof w === "function") w.call(sb, lang);
   // Every slot up (docker's pool filled, each bwrap slot's warm Ruby started) before any cell:
   // a cell's CPU is read from the set of containers, which must not change within it.
   for (let round = 0; round < 3; round++) {
-    await Promise.all(Array.from({ length: pool }, () => sb.run({ language: "ruby", code: PROGRAM, stdin: STDIN, limits: LIMITS })));
+    await Promise.all(Array.from({ length: pool }, () => sb.run({ language: lang, code: PROGRAM, stdin: STDIN, limits: LIMITS })));
     await new Promise((r) => setTimeout(r, 1000));
   }
   const kind = backend === "docker" ? "docker" : "bwrap";
-  for (const [way, req] of Object.entries(WAYS) as [keyof typeof WAYS, (typeof WAYS)[keyof typeof WAYS]][]) {
+  for (const [way, req] of Object.entries(WAYS)) {
     for (const [i, conc] of [1, 16].entries()) {
       const cpus: number[] = [];
       const once = async () => {
-        const r = await sb.run({ language: "ruby", code: req.code, files: req.files, stdin: STDIN, limits: LIMITS });
+        const r = await sb.run({ language: lang, code: req.code, files: req.files, stdin: STDIN, limits: LIMITS });
         if (r.status !== "finished" || r.exitCode !== 0 || !req.ok(r.stdout)) throw new Error(`${backend} ${way}: ${r.status} ${r.message ?? ""} ${r.stdout.slice(0, 200)} ${r.stderr.slice(-300)}`);
         if (r.cpuMs !== null) cpus.push(r.cpuMs);
       };
@@ -106,10 +119,10 @@ for (const backend of backends) {
       console.error(rows.at(-1)!.join(" | "));
     }
   }
-  const m = rubyMemory();
-  notes.push(`${backend}: warm Ruby memory over ${pool} slots: ${m.procs} ruby -e processes, PSS ${(m.pss / pool).toFixed(1)} MiB per slot (RSS ${(m.rss / pool).toFixed(1)} MiB per slot, shared pages counted in each)`);
+  const m = serverMemory(lang === "php" ? "php" : "ruby", lang === "php" ? "-r" : "-e");
+  notes.push(`${backend}: warm ${lang} memory over ${pool} slots: ${m.procs} ${lang} ${lang === "php" ? "-r" : "-e"} processes, PSS ${(m.pss / pool).toFixed(1)} MiB per slot (RSS ${(m.rss / pool).toFixed(1)} MiB per slot, shared pages counted in each)`);
   for (const conc of [1, 16]) {
-    for (const tail of ["", " test/unit"]) {
+    for (const tail of lang === "php" ? [""] : ["", " test/unit"]) {
       const k = (w: string) => `${backend} ${w}${tail} ${conc}`;
       notes.push(`${backend}${tail} at ${conc}: warm/spawn tests/s ${(rate[k("warm")] / rate[k("spawn")]).toFixed(2)}x, CPU per test spawn/warm ${(cpuPer[k("spawn")] / cpuPer[k("warm")]).toFixed(2)}x`);
     }
