@@ -4,7 +4,9 @@
 # capabilities a container's runner keeps,
 #  1. 100 x parallel:::mcfork, the child's mcexit, the parent's mccollect, twice: CPU per fork
 #     (proc.time: the R process and its collected children) and wall;
-#  2. 20 x `Rscript -e 0` from python3, twice: CPU per start (RUSAGE_CHILDREN) and wall;
+#  2. 20 x `Rscript -e 0` from python3, twice: CPU per start (RUSAGE_CHILDREN) and wall; what
+#     `Rscript --vanilla` attaches at start, and its start with and without those packages
+#     (R_DEFAULT_PACKAGES=NULL): what a warm R preloading them would skip;
 #  3. the run's three pipes handed over without C (parallel's closeFD(0:2), then the runner's
 #     pipes opened through /proc/<runner>/fd/<n>: open() takes the lowest free descriptor);
 #  4. whether R can drop to the run's uid or set a run's rlimits or session without C;
@@ -29,13 +31,13 @@ cat(sprintf("fork, exit and collect: %.2f ms CPU (R %.2f + children %.2f), %.2f 
   1000 * sum(d[c(1, 2, 4, 5)]) / n, 1000 * (d[[1]] + d[[2]]) / n, 1000 * (d[[4]] + d[[5]]) / n, 1000 * d[[3]] / n))
 EOF
 cat > "$W/start.py" <<'EOF'
-import resource, subprocess, sys, time
+import os, resource, subprocess, sys, time
 n = int(sys.argv[1]); argv = sys.argv[2:]
 r0 = resource.getrusage(resource.RUSAGE_CHILDREN); t0 = time.time()
 for _ in range(n):
     subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 r1 = resource.getrusage(resource.RUSAGE_CHILDREN); t1 = time.time()
-print("%s: %.1f ms CPU, %.1f ms wall per start" % (" ".join(argv), 1000 * (r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime) / n, 1000 * (t1 - t0) / n))
+print("%s%s: %.1f ms CPU, %.1f ms wall per start" % ("R_DEFAULT_PACKAGES=%s " % os.environ["R_DEFAULT_PACKAGES"] if "R_DEFAULT_PACKAGES" in os.environ else "", " ".join(argv), 1000 * (r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime) / n, 1000 * (t1 - t0) / n))
 EOF
 cat > "$W/fds.R" <<'EOF'
 p <- parallel:::mcfork(estranged = TRUE)
@@ -83,6 +85,6 @@ chmod 644 "$W"/*
 CAPS="--cap-drop ALL --cap-add SETUID --cap-add SETGID --cap-add CHOWN --cap-add DAC_OVERRIDE --cap-add FOWNER --cap-add KILL"
 echo "image $IMAGE; $(date -u '+%F %H:%M UTC'); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 docker run --rm --cpus 1 --network none $CAPS -v "$W:/w:ro" "$IMAGE" sh -c \
-  'R --version | head -1; Rscript /w/fork.R; Rscript /w/fork.R; python3 /w/start.py 20 Rscript -e 0; python3 /w/start.py 20 Rscript -e 0; python3 /w/fds.py; Rscript /w/priv.R'
+  'R --version | head -1; Rscript /w/fork.R; Rscript /w/fork.R; python3 /w/start.py 20 Rscript -e 0; python3 /w/start.py 20 Rscript -e 0; Rscript --vanilla -e "cat(\"attached at start:\", search(), \"; loaded:\", loadedNamespaces(), \"\n\")"; python3 /w/start.py 20 Rscript --vanilla -e 0; R_DEFAULT_PACKAGES=NULL python3 /w/start.py 20 Rscript --vanilla -e 0; python3 /w/fds.py; Rscript /w/priv.R'
 docker run --rm --cpus 1 --network none --cap-drop ALL --user 65534:65534 -v "$W:/w:ro" "$IMAGE" Rscript /w/mem.R
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
