@@ -504,10 +504,14 @@ def serve():
 def rehearse():
     # While it waits for its run (between runs, off the run's clock), the pre-forked process
     # does once what the run will do first with objects of the fork server's: a forked process
-    # pays a copy-on-write fault (≈ 5 µs here) for each page it first writes, and setting the
-    # run's environment, making its standard streams, reading its request and compiling its
-    # program first wrote ≈ 200 such pages (a reference count, a cache) on the run's clock. Nothing of any
-    # run is involved: fixed inputs, on pipes of its own, all closed or dropped here.
+    # pays a copy-on-write fault (≈ 5 µs on a 2-core VM) for each page it first writes, and
+    # setting the run's environment, making its standard streams, reading its request and
+    # compiling its program first wrote ≈ 190 such pages (a reference count, a cache) on the
+    # run's clock: a trivial run took ≈ 275 faults, now ≈ 82 (tests/warm-run-cost.test.ts).
+    # Nothing of any run is involved: fixed inputs, on pipes of its own, closed or dropped here.
+    env = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
     os.environ.clear()
     r, w = os.pipe()
     try:
@@ -517,6 +521,11 @@ def rehearse():
     finally:
         os.close(r)
         os.close(w)
+    # The fork server's own standard streams (on /dev/null, never written) are let go here, not
+    # on the run's clock; the run's replace these, made here on the same /dev/null.
+    sys.stdin = sys.__stdin__ = stream(0, "r", "surrogateescape", False, True)
+    sys.stdout = sys.__stdout__ = stream(1, "w", "surrogateescape", False, True)
+    sys.stderr = sys.__stderr__ = stream(2, "w", "backslashreplace", True, True)
     json.loads(json.dumps({"script": "main.py", "cwd": "/", "env": {"PATH": "/bin"}, "cpu_s": 1, "mem": 0,
                            "nproc": 0, "uid": None, "nice": False}))
     compile("n = int(input())\nprint(sum(i * i for i in range(n)))\n", "main.py", "exec", dont_inherit=True)
