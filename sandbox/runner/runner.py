@@ -373,7 +373,7 @@ OOM_MARKERS = ["MemoryError", "std::bad_alloc"]
 # runner's child (the container's pid 1, or a subreaper): the runner times, reaps and ends it
 # exactly as a run it forked itself. Anything the fork server cannot do falls back to fork+exec.
 ZYGOTE = r"""
-import ast, io, json, os, resource, signal, socket, subprocess, sys, ctypes, threading, atexit
+import ast, io, json, os, resource, select, signal, socket, subprocess, sys, ctypes, threading, atexit
 sock = socket.socket(fileno=int(sys.argv[1]))
 PRELOAD = [m for m in sys.argv[2].split(",") if m] if len(sys.argv) > 2 else []
 del sys.argv[1:]
@@ -501,18 +501,13 @@ def serve():
             os._exit(0)
         mine.close()
 
-def rehearse():
-    # While it waits for its run (between runs, off the run's clock), the pre-forked process
-    # does once what the run will do first with objects of the fork server's: a forked process
-    # pays a copy-on-write fault (≈ 5 µs on a 2-core VM) for each page it first writes, and
-    # setting the run's environment, making its standard streams, reading its request and
-    # compiling its program first wrote ≈ 190 such pages (a reference count, a cache) on the
-    # run's clock: a trivial run took ≈ 275 faults, now ≈ 82 (tests/warm-run-cost.test.ts).
-    # Nothing of any run is involved: fixed inputs, on pipes of its own, closed or dropped here.
+def _rehearse_env():
     env = dict(os.environ)
     os.environ.clear()
     os.environ.update(env)
     os.environ.clear()
+
+def _rehearse_streams():
     r, w = os.pipe()
     try:
         stream(r, "r", "surrogateescape", False, True)
@@ -526,9 +521,28 @@ def rehearse():
     sys.stdin = sys.__stdin__ = stream(0, "r", "surrogateescape", False, True)
     sys.stdout = sys.__stdout__ = stream(1, "w", "surrogateescape", False, True)
     sys.stderr = sys.__stderr__ = stream(2, "w", "backslashreplace", True, True)
+
+def _rehearse_parse():
     json.loads(json.dumps({"script": "main.py", "cwd": "/", "env": {"PATH": "/bin"}, "cpu_s": 1, "mem": 0,
                            "nproc": 0, "uid": None, "nice": False}))
     compile("n = int(input())\nprint(sum(i * i for i in range(n)))\n", "main.py", "exec", dont_inherit=True)
+
+def rehearse(ch):
+    # While it waits for its run (between runs, off the run's clock), the pre-forked process
+    # does once what the run will do first with objects of the fork server's: a forked process
+    # pays a copy-on-write fault (≈ 5 µs on a 2-core VM) for each page it first writes, and
+    # setting the run's environment, making its standard streams, reading its request and
+    # compiling its program first wrote ≈ 190 such pages (a reference count, a cache) on the
+    # run's clock: a trivial run took ≈ 280 faults, ≈ 80 after a whole rehearsal
+    # (tests/warm-run-cost.test.ts). Each step is only a head start, so none is begun once the
+    # run is waiting on the channel: back to back, the run would otherwise wait for them.
+    # Nothing of any run is involved: fixed inputs, on pipes of its own, closed or dropped here.
+    poller = select.poll()
+    poller.register(ch, select.POLLIN)
+    for step in (_rehearse_env, _rehearse_streams, _rehearse_parse):
+        if poller.poll(0):
+            return
+        step()
 
 def wait_job(ch):
     # The pre-forked process: nothing open but its channel until the runner sends its run (the
@@ -539,7 +553,7 @@ def wait_job(ch):
     os.closerange(3, keep)
     os.closerange(keep + 1, 65536)
     try:
-        rehearse()
+        rehearse(ch)
     except BaseException:
         os._exit(0)
     try:
