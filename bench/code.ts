@@ -317,6 +317,8 @@ async function latency() {
   const pino = (await import("pino")).default;
   let phases: [string, number][][] = [];
   let channel: number[] = [];
+  let faults: number[] = [];
+  let runCpu: number[] = [];
   for (const C of [Worker, WarmSlot] as unknown as { prototype: { exec: (job: any, ...a: unknown[]) => Promise<any> } }[]) {
     const orig = C.prototype.exec;
     C.prototype.exec = async function (this: unknown, job: any, ...a: unknown[]) {
@@ -325,6 +327,8 @@ async function latency() {
       const r = await orig.call(this, job, ...a);
       if (r.phases) {
         phases.push(r.phases);
+        if (typeof r.faults === "number") faults.push(r.faults);
+        if (typeof r.runCpuMs === "number") runCpu.push(r.runCpuMs);
         channel.push(performance.now() - t - r.phases[r.phases.length - 1][1]);
       }
       return r;
@@ -345,6 +349,8 @@ async function latency() {
     for (let i = 0; i < 20; i++) await once();
     phases = [];
     channel = [];
+    faults = [];
+    runCpu = [];
     const l0 = load();
     const box0 = sandboxCpuMs(kind);
     const eng0 = kind === "docker" ? engineCpuMs() : null;
@@ -370,7 +376,7 @@ async function latency() {
     });
     const runnerMs = med(phases.map((p) => p[p.length - 1][1]));
     lines.push(`${kind} sandbox API, ${n} tests one at a time: p50 ${med(ts).toFixed(2)} ms, p10 ${ts.sort((x, y) => x - y)[Math.floor(n / 10)].toFixed(2)} ms; ` +
-      `runner ${runnerMs.toFixed(2)} ms (${split.join(", ")}), channel ${med(channel).toFixed(2)} ms, host ${(med(ts) - runnerMs - med(channel)).toFixed(2)} ms; ` +
+      `runner ${runnerMs.toFixed(2)} ms (${split.join(", ")}; the run's process once it had the run, p50: ${med(faults)} minor page faults, ${med(runCpu).toFixed(2)} ms CPU), channel ${med(channel).toFixed(2)} ms, host ${(med(ts) - runnerMs - med(channel)).toFixed(2)} ms; ` +
       `CPU per test: host ${hostCpu.toFixed(2)} ms, sandbox ${boxCpu.toFixed(2)} ms` +
       (eng0 && eng1 && eng0.shims === eng1.shims ? `, docker engine (dockerd, containerd, ${eng1.shims} shims) ${((eng1.ms - eng0.ms) / n).toFixed(2)} ms` : "") +
       `; load average ${l0} -> ${load()}`);

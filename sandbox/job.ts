@@ -25,7 +25,11 @@ export interface RunnerJob {
   compileOnly?: boolean;
   /** Python: the modules the warm interpreter imports when it starts (the first Python run of a container or slot). */
   preload?: string[];
-  /** Send back where the run's time went inside the runner (`phases`: [name, ms since the job was read]); bench/code.ts --phases. */
+  /**
+   * Send back where the run's time went inside the runner (`phases`: [name, ms since the job was
+   * read]), and the run's process's own minor page faults and CPU ms from the moment it had the
+   * run (`faults`, `runCpuMs`); bench/code.ts --latency, bench/code-warm-ab.ts.
+   */
   phases?: boolean;
 }
 
