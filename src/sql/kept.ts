@@ -12,8 +12,8 @@ import type { Cell } from "./types.js";
  * KEPT_BYTES of rows in all (each at most KEEP_BYTES) and KEPT entries.
  */
 export const KEEP_BYTES = 1 << 20;
-export const KEPT_BYTES = 32 << 20;
-export const KEPT = 4_096;
+export const KEPT_BYTES = 16 << 20;
+export const KEPT = 1_024;
 /** A gold that ran longer than this (ms) is not left only here: its rows go back to the server. */
 export const STAY_MS = 20;
 
