@@ -19,6 +19,7 @@ import { SqlitePool, TaskTimeout, ProcessExited } from "./sqlite-pool.js";
 import { PostgresEngine, UnsafeRoleError, ConnectionBudgetError, serverOf, type PgOutcome } from "./postgres.js";
 import { tokenize } from "./lex.js";
 import type { DigestRule } from "./digest.js";
+import type { GoldHere } from "./sqlite-worker.js";
 import { DB_ID, type DatabaseInfo, type QueryOutcome, type SchemaTable } from "./types.js";
 import type { Config } from "../core/config.js";
 
@@ -99,10 +100,20 @@ export interface QueryOptions {
    * the gold query's text instead, run just before (goldQuery, in this turn): the model's query
    * goes in the same message to the same process, which digests the gold's result it kept
    * (issue 35: the cold path in one round trip, the model's rows sent back only on a mismatch).
+   * With `held` (a gold whose rows stayed in a process, goldQuery's `stay`): sent to the process
+   * keeping it (affinity), which runs it again if it no longer does, and sends the gold's rows
+   * with a mismatching result (`gold`).
    */
-  digest?: DigestRule & ({ gold: string } | { of: string; maxRows: number });
+  digest?: DigestRule & ({ gold: string } | GoldHere);
   /** Keep the result in the SQLite process for a query sent after it with `digest.of` (gold queries). */
   keep?: boolean;
+  /**
+   * goldQuery on SQLite: the caller takes a result whose rows stayed in the SQLite process
+   * (`kept`, rows empty) and sends its model queries with `digest.of` and `held` (issue 35: a
+   * cold pair moves no gold rows to the server; they come only with a mismatching model result).
+   * The first caller of a gold decides; later ones get what is cached.
+   */
+  stay?: boolean;
 }
 
 export type Upload =
@@ -159,15 +170,17 @@ export class SqlService {
   private pgGate: Gate | null = null;
   /**
    * Gold queries actually executed, and served from the cache (tests, GET /databases); model
-   * results that matched the gold's digest and came back without rows; database files stat'ed.
+   * results that matched the gold's digest and came back without rows; database files stat'ed;
+   * golds a SQLite process ran again for a model query because it no longer kept them.
    */
-  readonly counters = { goldRuns: 0, goldHits: 0, queries: 0, matched: 0, stats: 0 };
+  readonly counters = { goldRuns: 0, goldHits: 0, queries: 0, matched: 0, stats: 0, goldReruns: 0 };
 
   constructor(readonly opts: SqlServiceOptions) {
     this.gold = new LRUCache({
       max: Math.max(1, opts.goldCacheEntries),
       maxSize: Math.max(1, opts.goldCacheBytes),
-      sizeCalculation: (v, k) => Math.max(1, v.bytes + k.length * 2),
+      // a gold whose rows stayed in a SQLite process costs its key and a few fields here
+      sizeCalculation: (v, k) => Math.max(1, (v.kept ? 64 : v.bytes) + k.length * 2),
     });
   }
 
@@ -332,14 +345,16 @@ export class SqlService {
       const limit = () => (limitMs = Math.max(1, Math.min(this.opts.timeoutMs, o.deadline - Date.now())));
       try {
         const running = this.engineSqlite().query(
-          { kind: "query", path: e.location, version: e.version, sql, ...caps, ...(o.digest ? { digest: o.digest } : {}), ...(o.keep ? { keep: true } : {}) },
+          { kind: "query", path: e.location, version: e.version, sql, ...caps, ...(o.digest ? { digest: o.digest } : {}), ...(o.keep ? { keep: true } : {}), ...(o.keep && o.stay ? { stay: true } : {}) },
           {
             limitMs: limit,
             netMs: () => Math.max(limitMs, Math.min(limitMs * 2 + 1_000, o.deadline - Date.now())),
             expectMs: this.opts.timeoutMs,
             startBy: o.queued ? undefined : o.deadline,
             signal: o.signal,
-            ...(o.digest && "of" in o.digest ? { withPrevious: true } : {}),
+            ...(o.digest && "of" in o.digest ? { withPrevious: !o.digest.held } : {}),
+            // a gold and the model queries digested against it go to the process keeping its rows
+            ...(o.keep ? { affinity: keptKey(e, sql) } : o.digest && "of" in o.digest ? { affinity: keptKey(e, o.digest.of) } : {}),
           },
         );
         // With `queued`, the item's clock stops for the whole query: its wait for a process, and
@@ -348,6 +363,7 @@ export class SqlService {
         // but cannot make its item null.
         const r = await (o.queued ? o.queued(running) : running);
         if (r.ok && r.matched) this.counters.matched++;
+        if (r.ok && r.reran) this.counters.goldReruns++;
         return r;
       } catch (err) {
         if (err instanceof TaskTimeout) {
@@ -493,7 +509,7 @@ export class SqlService {
       // other items may wait on it: it waits for a process as long as it takes (admission bounds
       // the queue), then runs under the service's time limit whatever is left of this item's
       const limitMs = this.opts.timeoutMs;
-      p = this.run(e, sql, { get deadline() { return Date.now() + limitMs * 2 + 1_000; }, queued: (w) => w, keep: true }).then((r) => {
+      p = this.run(e, sql, { get deadline() { return Date.now() + limitMs * 2 + 1_000; }, queued: (w) => w, keep: true, stay: o.stay }).then((r) => {
         if (r.ok) {
           const { settings, ...kept } = r as PgOutcome & { ok: true };
           this.gold.set(settings === undefined ? key : keyFor(settings), kept);
@@ -734,6 +750,11 @@ export function scriptProblem(script: string): string | null {
     if ((t.text === "load_extension" || t.text === "readfile" || t.text === "writefile") && tokens[i + 1]?.text === "(") return `${t.text}() is not allowed in a build script`;
   }
   return null;
+}
+
+/** Which SQLite process a gold's rows are kept in (and its model queries go to): the pool's affinity key. */
+function keptKey(e: Entry, sql: string): string {
+  return `${e.location}\0${e.version}\0${sql}`;
 }
 
 /** A gold result's cache key: database, its version, the settings PostgreSQL sessions run under ("" on SQLite), the SQL. */

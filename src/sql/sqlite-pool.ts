@@ -102,6 +102,12 @@ export interface RunOptions {
    * result is digested against the gold's kept there).
    */
   withPrevious?: boolean;
+  /**
+   * Goes, where it can, to the process this key hashes to (a gold query and the model queries
+   * digested against it: the process that keeps the gold's rows), ahead of the queue's order;
+   * to any process that would otherwise idle.
+   */
+  affinity?: string;
 }
 
 interface Job {
@@ -117,6 +123,8 @@ interface Job {
   done: boolean;
   /** With withPrevious: the job queued just before it. */
   prev?: Job;
+  /** RunOptions.affinity's hash. */
+  aff?: number;
 }
 
 /** A job sent to a process: answered in order, the first unanswered one is running. */
@@ -169,9 +177,21 @@ export const MAX_BATCH = 16;
  */
 export const STEAL_MS = 40;
 
+/** Queued jobs looked at for affinity at each send (a bound on the pump's work). */
+export const AFFINITY_SCAN = 256;
+
+/** FNV-1a of a string's UTF-16 units: which process an affinity key goes to. */
+export function affinityHash(key: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
 export class SqlitePool {
   private readonly slots: Slot[] = [];
   private readonly queue: Job[] = [];
+  /** Whether a queued job may have an affinity (else the affinity pass is skipped). */
+  private affine = false;
   private closed = false;
   private readonly file = workerFile();
   /** The processes' progress files. */
@@ -325,19 +345,53 @@ export class SqlitePool {
   private pump(): void {
     if (!this.queue.length || this.closed) return;
     const share = Math.ceil(this.queue.length / this.slots.length);
-    for (const slot of this.slots) {
-      if (!this.queue.length) return;
-      if (!slot.ready) continue;
+    // the processes that take work now: an idle one takes a batch; a busy one the next batch
+    // while its last task runs (so it does not idle while this loop answers), unless that task
+    // has already run long
+    const open = this.slots.map((slot) => {
+      if (!slot.ready) return false;
       const busy = slot.sent.length;
-      // an idle process takes a batch; a busy one the next batch while its last task runs (so
-      // it does not idle while this loop answers), unless that task has already run long
       const head = slot.sent[0];
-      if (busy > 1 || (busy === 1 && (head.stolen || performance.now() - slot.headAt >= STEAL_MS / 2 || head.job.task.kind !== "query"))) continue;
-      const batch: Sent[] = [];
-      const take = Math.max(1, Math.min(MAX_BATCH - busy, share));
+      return !(busy > 1 || (busy === 1 && (head.stolen || performance.now() - slot.headAt >= STEAL_MS / 2 || head.job.task.kind !== "query")));
+    });
+    const batches: Sent[][] = this.slots.map(() => []);
+    // First each open process takes the queries that have affinity to it (a model query to the
+    // process keeping its gold's rows), up to a full message; then every open one takes its
+    // share from the head, whatever their affinity, so a query never waits for its process while
+    // another idles (it runs its gold again there).
+    if (this.affine) {
+      let taken = false;
+      const scan = Math.min(this.queue.length, AFFINITY_SCAN);
+      for (let i = 0; i < scan; i++) {
+        const job = this.queue[i];
+        if (job.aff === undefined || job.task.kind !== "query") continue;
+        const k = job.aff % this.slots.length;
+        if (!open[k]) continue;
+        const batch = batches[k];
+        const last = batch[batch.length - 1];
+        if (batch.length >= MAX_BATCH - this.slots[k].sent.length && !(last && job.prev === last.job)) continue;
+        batch.push({ id: ++seq, job, stolen: false });
+        clearTimeout(job.queueTimer);
+        this.queue[i] = null as unknown as Job; // taken: removed below
+        taken = true;
+      }
+      if (taken) {
+        let w = 0;
+        for (const job of this.queue) if (job) this.queue[w++] = job;
+        this.queue.length = w;
+      } else this.affine = this.queue.some((j) => j.aff !== undefined);
+    }
+    for (let k = 0; k < this.slots.length; k++) {
+      const slot = this.slots[k];
+      if (!open[k]) continue;
+      const busy = slot.sent.length;
+      const batch = batches[k];
+      const first = batch.length;
+      // its share from the head (at least one for a process that took nothing by affinity)
+      const want = Math.max(first ? 0 : 1, Math.min(MAX_BATCH - busy, share) - first);
       // a job pinned to the one just taken goes with it, past `take`
       const pinned = () => batch.length > 0 && this.queue[0].prev === batch[batch.length - 1].job && this.queue[0].task.kind === "query";
-      while (this.queue.length && (batch.length < take || pinned())) {
+      while (this.queue.length && (batch.length - first < want || pinned())) {
         const job = this.queue[0];
         // schema reads, checks and builds go alone, to an idle process
         if (job.task.kind !== "query" && (batch.length || busy)) break;
@@ -451,6 +505,7 @@ export class SqlitePool {
       if (o.startBy !== undefined) job.queueTimer = setTimeout(job.refuse, Math.max(0, o.startBy - t0));
       o.signal?.addEventListener("abort", job.refuse, { once: true });
       if (o.withPrevious) job.prev = this.queue[this.queue.length - 1];
+      if (o.affinity !== undefined) (job.aff = affinityHash(o.affinity)), (this.affine = true);
       this.queue.push(job);
       this.schedulePump();
     });

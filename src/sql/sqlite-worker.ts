@@ -11,6 +11,7 @@ import Database from "better-sqlite3";
 import { openSync, writeSync } from "node:fs";
 import { resultDigest, type DigestRule } from "./digest.js";
 import { prepareWithDqs } from "./lex.js";
+import { KeptGolds, STAY_MS, type KeptGold } from "./kept.js";
 import { intCell, type Cell, type QueryOutcome, type SchemaTable } from "./types.js";
 
 /**
@@ -28,10 +29,23 @@ export type QueryTask = {
   sql: string;
   maxRows: number;
   maxBytes: number;
-  digest?: DigestRule & ({ gold: string } | { of: string; maxRows: number });
+  digest?: DigestRule & ({ gold: string } | GoldHere);
   /** Keep the result here for a query sent after it with `digest.of` this query's text. */
   keep?: boolean;
+  /**
+   * With `keep`: the rows stay here and do not come back (`kept` says how many), where the result
+   * was kept (at most KEEP_BYTES) and cheap to run again (at most STAY_MS); else they come back.
+   */
+  stay?: boolean;
 };
+
+/**
+ * The gold the model's result is digested against, kept in this process: `of` is its text, and a
+ * gold with more than `maxRows` rows is not digested (the rows come back). `held`: the server holds
+ * no rows of it (its rows stayed here, QueryTask.stay), so where it is no longer kept here it runs
+ * again now, and on a mismatch its rows come back with the model's (`gold`) for the comparison.
+ */
+export type GoldHere = { of: string; maxRows: number; held?: boolean };
 
 export type WorkerTask =
   | QueryTask
@@ -124,28 +138,38 @@ function sizeOf(c: Cell): number {
   return c === null ? 1 : typeof c === "number" ? 8 : c.length * 2 + 8;
 }
 
-/**
- * Gold results kept for the model's query sent after them (QueryTask.keep, digest.of), by
- * database, version and text, with their digests by rule: the last KEPT, each at most KEEP_BYTES.
- */
-const KEPT = 16;
-const KEEP_BYTES = 1 << 20;
-const kept = new Map<string, { rows: Cell[][]; digests: Map<string, string> }>();
+/** Gold results kept here for the model queries sent after them (src/sql/kept.ts). */
+const kept = new KeptGolds();
 
-/** The digest the model's result is compared with: given, or taken from a kept gold result; undefined when neither. */
-function goldDigestFor(t: QueryTask): string | undefined {
-  const d = t.digest;
-  if (!d) return undefined;
-  if ("gold" in d) return d.gold;
-  const k = kept.get(`${t.path}\0${t.version}\0${d.of}`);
-  if (!k || k.rows.length > d.maxRows) return undefined;
+const keptKey = (path: string, version: string, sql: string) => `${path}\0${version}\0${sql}`;
+
+/**
+ * The kept gold the model's result is compared with: kept here, or (`held`) run again now when it
+ * is not; null when neither (not kept and not `held`, or its rerun failed).
+ */
+function goldHere(t: QueryTask, d: GoldHere): { k: KeptGold; ran: boolean } | null {
+  const key = keptKey(t.path, t.version, d.of);
+  const k = kept.get(key);
+  if (k) return { k, ran: false };
+  if (!d.held) return null;
+  const g = execute({ ...t, sql: d.of, digest: undefined, keep: undefined, stay: undefined });
+  if (!g.ok) return null;
+  const again: KeptGold = { rows: g.rows, bytes: g.bytes, stayed: true, digests: new Map() };
+  kept.set(key, again);
+  return { k: again, ran: true };
+}
+
+/** The digest of a kept gold under the model query's rule (computed once per rule), or undefined past maxRows. */
+function keptDigest(k: KeptGold, d: DigestRule & { maxRows: number }): string | undefined {
+  if (k.rows.length > d.maxRows) return undefined;
   const rule = `${d.ordered ? "ordered" : d.rows}:${d.floatDigits}`;
   let g = k.digests.get(rule);
   if (g === undefined) k.digests.set(rule, (g = resultDigest(k.rows, d)));
   return g;
 }
 
-function runQuery(t: QueryTask): QueryOutcome {
+/** Runs the query: its rows (each value as the comparison sees it), or why it failed. */
+function execute(t: QueryTask): Extract<QueryOutcome, { ok: true }> | Extract<QueryOutcome, { ok: false }> {
   const p = prepared(opened(t.path, t.version), t.sql);
   if (typeof p === "string") return { ok: false, stage: "prepare", error: p };
   const { stmt, columns, dqs } = p;
@@ -168,26 +192,32 @@ function runQuery(t: QueryTask): QueryOutcome {
   } catch (err) {
     return { ok: false, stage: "execute", error: (err as Error).message };
   }
-  if (t.keep && bytes <= KEEP_BYTES) {
-    const key = `${t.path}\0${t.version}\0${t.sql}`;
-    kept.delete(key);
-    kept.set(key, { rows, digests: new Map() });
-    if (kept.size > KEPT) kept.delete(kept.keys().next().value!);
+  return { ok: true, columns, rows, bytes, ms: performance.now() - t0, ...(dqs.length ? { dqs } : {}) };
+}
+
+function runQuery(t: QueryTask): QueryOutcome {
+  const r = execute(t);
+  if (!r.ok) return r;
+  const { rows } = r;
+  if (t.keep) {
+    // the rows stay here (only how many go back) when kept and cheap to run again if evicted
+    const stay = !!t.stay && r.ms <= STAY_MS;
+    if (kept.set(keptKey(t.path, t.version, t.sql), { rows, bytes: r.bytes, stayed: stay, digests: new Map() }) && stay) {
+      return { ...r, rows: [], kept: { rows: rows.length } };
+    }
   }
   // the gold's digest came with the query (or its result is kept here): a result with the same
   // one goes back without its rows
-  const gold = goldDigestFor(t);
-  const matched = gold !== undefined && t.digest !== undefined && resultDigest(rows, t.digest) === gold;
+  const d = t.digest;
+  if (!d) return r;
+  const here = "gold" in d ? null : goldHere(t, d);
+  const gold = "gold" in d ? d.gold : here ? keptDigest(here.k, d) : undefined;
+  const matched = gold !== undefined && resultDigest(rows, d) === gold;
   // cpuMs: set for the whole slice of tasks it ran in (the event loop below), by wall-time share
-  return {
-    ok: true,
-    columns,
-    rows: matched ? [] : rows,
-    ...(matched ? { matched: { rows: rows.length } } : {}),
-    bytes,
-    ms: performance.now() - t0,
-    ...(dqs.length ? { dqs } : {}),
-  };
+  if (matched) return { ...r, rows: [], matched: { rows: rows.length }, ...(here?.ran ? { reran: true } : {}) };
+  // a mismatch: the comparison needs the gold's rows, which the server does not hold
+  const send = here && ("held" in d && d.held ? true : here.k.stayed);
+  return { ...r, ...(send ? { gold: here.k.rows } : {}), ...(here?.ran ? { reran: true } : {}) };
 }
 
 /**

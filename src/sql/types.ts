@@ -39,6 +39,18 @@ export type QueryOutcome =
        * digest.ts): its rows were not sent back (`rows` is empty); this is how many it had.
        */
       matched?: { rows: number };
+      /**
+       * A gold query run with `stay` (QueryOptions): its rows stayed in the SQLite process that
+       * ran it (`rows` is empty); this is how many it had.
+       */
+      kept?: { rows: number };
+      /**
+       * A model query digested against a gold kept in its SQLite process whose rows the server
+       * does not hold, that did not match: the gold's rows, for the comparison.
+       */
+      gold?: Cell[][];
+      /** The gold was no longer kept in that process, so it ran there again first. */
+      reran?: true;
     }
   | {
       ok: false;

@@ -141,7 +141,9 @@ export const sql = defineVerifier({
     const atHand = pred.ok && service.goldAtHand(id, gold.sql);
     const ordered = o.order === "always" || (o.order === "auto" && hasTopLevelOrderBy(gold.tokens));
     const rule: CompareOptions = { rows: o.rows, ordered, columnOrder: o.column_order, floatDigits: o.float_digits };
-    const goldP = service.goldQuery(id, gold.sql, q);
+    // on SQLite the gold's rows stay in the process that ran it (issue 35): only how many come
+    // back, and the model's query is digested against them there
+    const goldP = service.goldQuery(id, gold.sql, { ...q, get deadline() { return ctx.deadline; }, stay: true });
     // Not at hand: the gold runs now, and the model's query goes in the same message to the same
     // SQLite process, which digests the model's result against the gold's it just ran (issue 35:
     // the cold path in one round trip, the model's rows sent back only when they differ)
@@ -159,7 +161,8 @@ export const sql = defineVerifier({
       return { reward: null, reason: `the gold query failed on ${id}: ${g.error}`, details: { ...details, gold_error: g.error, gold_limit: g.limit ?? null } };
     }
     details.gold_cached = g.cached;
-    const goldEmpty = g.rows.length === 0;
+    const goldCount = g.kept ? g.kept.rows : g.rows.length;
+    const goldEmpty = goldCount === 0;
     details.gold_empty = goldEmpty;
     if (goldEmpty && o.empty_gold === "invalid") {
       throw new InvalidItemError(
@@ -169,7 +172,11 @@ export const sql = defineVerifier({
     if (g.dqs?.length) details.gold_dqs = g.dqs;
     if (!pred.ok) return score(0, 0, `query refused: ${pred.reason}`, { error: pred.reason });
     if (!predP) {
-      const gd = g.rows.length <= DIGEST_MAX_GOLD_ROWS ? { ...digestRule(rule), gold: goldDigest(g.rows, rule) } : undefined;
+      // the gold's rows stayed in a SQLite process: the model's query goes there, digested
+      // against them (run again there if they are no longer kept); else against the rows here
+      const gd = g.kept
+        ? { ...digestRule(rule), of: gold.sql, maxRows: DIGEST_MAX_GOLD_ROWS, held: true }
+        : g.rows.length <= DIGEST_MAX_GOLD_ROWS ? { ...digestRule(rule), gold: goldDigest(g.rows, rule) } : undefined;
       predP = service.query(id, pred.sql, { get deadline() { return ctx.deadline; }, signal: q.signal, queued: q.queued, digest: gd });
     }
     const p = await predP;
@@ -185,10 +192,21 @@ export const sql = defineVerifier({
       return score(0, 1, `the gold query returns no rows, and options.empty_gold is "zero": the item scores 0 whatever the model returns`, { rows: { model: predRows, gold: 0 }, ...dqs });
     }
     // a result whose digest equals the gold's came back without its rows: the comparison's verdict on it
-    const cmp = p.matched ? digestMatch(g.rows.length, p.matched.rows, rule) : await compareResults(g.rows, p.rows, rule);
+    let goldRows = g.rows;
+    if (!p.matched && g.kept) {
+      // a mismatch on a gold whose rows stayed in a SQLite process: they came with the model's
+      // result, or (that process no longer had them, or the model's query went elsewhere) are fetched now
+      if (p.gold) goldRows = p.gold;
+      else {
+        const again = await service.query(id, gold.sql, { get deadline() { return ctx.deadline; }, signal: q.signal, queued: q.queued });
+        if (!again.ok) return { reward: null, reason: `the gold query failed on ${id} when its rows were fetched for the comparison: ${again.error}`, details: { ...details, gold_error: again.error, gold_limit: again.limit ?? null } };
+        goldRows = again.rows;
+      }
+    }
+    const cmp = p.matched ? digestMatch(goldCount, p.matched.rows, rule) : await compareResults(goldRows, p.rows, rule);
     return score(cmp.match ? 1 : 0, 1, cmp.reason, {
       ordered,
-      rows: { model: predRows, gold: g.rows.length },
+      rows: { model: predRows, gold: goldCount },
       columns: { model: p.columns, gold: g.columns },
       ...(cmp.permutation ? { permutation: cmp.permutation } : {}),
       ...dqs,

@@ -83,3 +83,59 @@ test(`a task that runs past ${STEAL_MS} ms but ends by itself keeps its answer; 
   // each answered exactly once (a skipped duplicate is not counted)
   assert.equal(pool.stats.completed - c0, 21);
 });
+
+/** A gold kept in a process with its rows left there (`stay`), and model queries digested against it there (`held`). */
+const GOLD = "SELECT name, age FROM singer WHERE country = 'France' /* affinity */";
+const rule = { rows: "bag" as const, ordered: false, floatDigits: 12 };
+const held = (sql: string, affinity: string | undefined, gold = GOLD) =>
+  pool.query(
+    { kind: "query", path: fx.path, version: "v1", sql, maxRows: 10_000, maxBytes: 1 << 22, digest: { ...rule, of: gold, maxRows: 4_096, held: true } },
+    { limitMs: 1_000, ...(affinity ? { affinity } : {}) },
+  );
+
+test("affinity: a gold's rows stay in the process that ran it, and the model queries sent to it by affinity find them there (issue 35)", async () => {
+  const key = `${fx.path}\0v1\0${GOLD}`;
+  await pool.ready(); // both processes (an earlier test's runaway killed one)
+  const g = await pool.query({ kind: "query", path: fx.path, version: "v1", sql: GOLD, maxRows: 10_000, maxBytes: 1 << 22, keep: true, stay: true }, { limitMs: 1_000, affinity: key });
+  assert.ok(g.ok);
+  assert.deepEqual(g.rows, [], "the gold's rows stayed in the process");
+  assert.deepEqual(g.kept, { rows: 4 });
+  // 15 model queries of the group in one turn: all go to the process keeping the gold, none runs it again
+  const preds = Array.from({ length: 15 }, (_, i) => (i % 3 === 2 ? "SELECT age, name FROM singer WHERE country = 'France'" : `SELECT name, age FROM singer WHERE country = 'France' AND ${i} = ${i}`));
+  const rs = await Promise.all(preds.map((p) => held(p, key)));
+  assert.deepEqual(rs.map((r) => r.ok && r.reran), Array(15).fill(undefined), "no model query ran the gold again");
+  for (const [i, r] of rs.entries()) {
+    assert.ok(r.ok);
+    if (i % 3 === 2) {
+      // a mismatch (the columns swapped): its rows and the gold's come back for the comparison
+      assert.equal(r.matched, undefined);
+      assert.equal(r.rows.length, 4);
+      assert.equal(r.gold?.length, 4);
+    } else {
+      assert.deepEqual(r.matched, { rows: 4 });
+      assert.equal(r.gold, undefined);
+    }
+  }
+  // without affinity the same 16 spread over both processes: the other one runs the gold again
+  const spread = await Promise.all(Array.from({ length: 16 }, (_, i) => held(`SELECT name, age FROM singer WHERE country = 'France' AND ${i} < 100`, undefined)));
+  assert.ok(spread.some((r) => r.ok && r.reran), "a process without the gold ran it again");
+  assert.ok(spread.every((r) => r.ok && r.matched?.rows === 4));
+});
+
+test("affinity never starves a query: with its process held by a runaway, another process answers it (running its gold there)", async () => {
+  await pool.ready();
+  const gold = "SELECT count(*) FROM singer /* starve */";
+  const key = `${fx.path}\0v1\0${gold}`;
+  const t0 = Date.now();
+  const runaway = pool
+    .query({ kind: "query", path: fx.path, version: "v1", sql: RUNAWAY, maxRows: 10_000, maxBytes: 1 << 22 }, { limitMs: 1_500, affinity: key })
+    .catch((e: Error) => ({ e, ms: Date.now() - t0 }));
+  await new Promise((r) => setTimeout(r, 100)); // the runaway is running
+  const r = await held("SELECT count(*) FROM singer", key, gold);
+  const ms = Date.now() - t0;
+  assert.ok(r.ok && r.matched?.rows === 1 && r.reran, JSON.stringify(r));
+  // answered while the runaway still held its process (stopped at 1,500 ms of its CPU time)
+  const stopped = (await runaway) as { e: Error; ms: number };
+  assert.ok(stopped.e instanceof TaskTimeout);
+  assert.ok(ms < stopped.ms, `answered after ${ms} ms, the runaway stopped at ${stopped.ms} ms`);
+});

@@ -71,6 +71,44 @@ describe("execution match on SQLite: labelled pairs", () => {
     }
     assert.deepEqual(rs[2].details.permutation, [1, 0]);
   });
+  test("a cold group of 16: the gold runs once (at most once more in each other process), its rows stay in the SQLite process (the server keeps how many), and mismatches still compare the rows (issue 35)", async () => {
+    const svc = await runtime.services.sql();
+    const gold = "SELECT ticket_id, price FROM ticket WHERE price > 10 /* kept gold */";
+    const preds = ["SELECT ticket_id, price FROM ticket WHERE price > 10", "SELECT price, ticket_id FROM ticket WHERE price > 10", "SELECT ticket_id, price FROM ticket WHERE price > 11", "SELECT ticket_id FROM ticket"];
+    const s0 = svc.stats();
+    const res = await request(app)
+      .post("/reward/batch")
+      .send({ items: Array.from({ length: 16 }, (_, i) => ({ verifier: "sql", ...item(preds[i % 4], gold) })) });
+    assert.equal(res.status, 200);
+    const rs = res.body.results as { reward: number; reason: string; details: Record<string, any> }[];
+    assert.deepEqual(rs.map((r) => r.reward), Array.from({ length: 16 }, (_, i) => (i % 4 < 2 ? 1 : 0)));
+    const s1 = svc.stats();
+    // once in the server; the group's model queries go to the process keeping it (affinity),
+    // and another process runs it again only when it would otherwise idle: at most once each
+    assert.equal(s1.goldRuns - s0.goldRuns, 1);
+    assert.ok(s1.goldReruns - s0.goldReruns <= 2, `${s1.goldReruns - s0.goldReruns} reruns with 3 processes`);
+    const goldRows = rs[0].details.rows.gold as number;
+    assert.ok(goldRows > 300, `${goldRows} gold rows`);
+    // the server's gold cache grew by the key and a few fields, not by the gold's rows (16 bytes
+    // a row and more, as it held them before)
+    assert.ok(s1.gold_cache_bytes - s0.gold_cache_bytes < 1_000, `the gold cache grew ${s1.gold_cache_bytes - s0.gold_cache_bytes} bytes for ${goldRows} rows`);
+    for (const r of rs.filter((_, i) => i % 4 === 1)) assert.deepEqual(r.details.permutation, [1, 0]);
+    for (const r of rs.filter((_, i) => i % 4 === 2)) assert.ok(r.details.rows.model < goldRows && r.details.rows.gold === goldRows);
+  });
+  test("after the SQLite processes lose the golds they kept (killed), the same verdicts: the golds run again there", async () => {
+    const svc = await runtime.services.sql();
+    const gold = "SELECT name, country FROM singer /* lost gold */";
+    const items = ["SELECT name, country FROM singer", "SELECT country, name FROM singer", "SELECT name FROM singer"].map((p) => ({ verifier: "sql", ...item(p, gold) }));
+    const first = (await request(app).post("/reward/batch").send({ items })).body.results as { reward: number; reason: string }[];
+    for (const pid of svc.stats().sqlite!.pids) process.kill(pid, "SIGKILL");
+    await new Promise((r) => setTimeout(r, 200));
+    const r0 = svc.stats().goldReruns;
+    const again = (await request(app).post("/reward/batch").send({ items })).body.results as { reward: number; reason: string; details: Record<string, any> }[];
+    assert.deepEqual(again.map((r) => [r.reward, r.reason]), first.map((r) => [r.reward, r.reason]));
+    assert.deepEqual(again.map((r) => r.reward), [1, 1, 0]);
+    assert.ok(again.every((r) => r.details.gold_cached === true));
+    assert.ok(svc.stats().goldReruns - r0 >= 1, "the golds ran again in the new processes");
+  });
   test("the answer is the last ```sql block after </think>; the reference may name the database", async () => {
     const r = await score({
       response: "<think>```sql\nSELECT 1\n```</think>Final:\n```sql\nSELECT count(*) FROM stadium\n```",
