@@ -19,3 +19,16 @@ test("under tsx a worker loads its module as an ES module, the form the main thr
     await pool.close();
   }
 });
+
+test("the quick path's pre-check stops every reference of the hard mix before normalising it, and no reference that normalises to a plain number", async () => {
+  const { mayBePlainNumber, normalizeAnswer, referenceAnswer } = await import("./answer.js");
+  const { conformanceTasks, hardTasks, ordinaryTasks } = await import("../../bench/math-sets.js");
+  const hard = hardTasks(240).flatMap((t) => t.reference);
+  assert.deepEqual(hard.filter(mayBePlainNumber), []);
+  const plain = /^-?(?:\d+(?:\.\d+)?|\.\d+)$/;
+  const refs = [...conformanceTasks(), ...hardTasks(240), ...ordinaryTasks(240)].flatMap((t) => t.reference)
+    .concat(["12", "$12$", "\\boxed{12}", "12^\\circ", "12^{\\circ}", "30 \\text{ cm}", "-0.5", "\\$12", "12\\%", "1,000"]);
+  const missed = refs.filter((r) => { const a = referenceAnswer(r); return plain.test(normalizeAnswer(a.answer, a.latex)) && !mayBePlainNumber(r); });
+  assert.deepEqual(missed, []);
+  assert.ok(refs.filter(mayBePlainNumber).length > 100);
+});
