@@ -19,6 +19,7 @@ import type { VerifyContext } from "../../src/core/verifier.js";
 let server: Server;
 let base: string;
 let close: () => Promise<void>;
+let scorer: Awaited<ReturnType<typeof testApp>>["scorer"];
 
 async function post(path: string, body: unknown) {
   const res = await fetch(base + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
@@ -26,7 +27,9 @@ async function post(path: string, body: unknown) {
 }
 
 before(async () => {
-  const { app, registry } = await testApp({ ASSAY_WORKERS: "2", ASSAY_MATH_TEST_HOOKS: "1" });
+  const t = await testApp({ ASSAY_WORKERS: "2", ASSAY_MATH_TEST_HOOKS: "1" });
+  const { app, registry } = t;
+  scorer = t.scorer;
   server = await new Promise<Server>((resolve) => {
     const s = app.listen(0, "127.0.0.1", () => resolve(s));
   });
@@ -140,14 +143,25 @@ test("a request that goes away stops the wait but does not kill a worker", async
   await post("/reward", { verifier: "math", response: "\\boxed{1}", reference: "1" }); // pool up
   const before = mathPoolStats()!.threadIds;
   const ac = new AbortController();
-  const ctx = { deadline: Date.now() + 5000, signal: ac.signal, log: quiet, services: { workers: 2 } } as unknown as VerifyContext;
-  const pending = math.verify({ verifier: "math", response: "\\boxed{x^2+2x+1}", reference: "(x+1)^2", options: resolveOptions() }, ctx);
+  // the scorer stops waiting (math's verify does not race the signal itself: issue 38)
+  const pending = scorer.score({ verifier: "math", response: "\\boxed{x^2+2x+1}", reference: "(x+1)^2" }, { signal: ac.signal });
   ac.abort(new Error("client went away"));
-  await assert.rejects(Promise.resolve(pending), /aborted/);
+  const aborted = await pending;
+  assert.deepEqual([aborted.status, aborted.reward], ["error", null]);
+  assert.match(aborted.reason, /aborted/);
   await new Promise((r) => setTimeout(r, 300));
   assert.deepEqual(mathPoolStats()!.threadIds, before);
   const r = await post("/reward", { verifier: "math", response: "\\boxed{2}", reference: "2" });
   assert.equal(r.json.reward, 1);
+});
+
+test("math's verify does not read ctx.signal (an AbortController and a listener per item): the scorer races the deadline and the caller", async () => {
+  await post("/reward", { verifier: "math", response: "\\boxed{1}", reference: "1" }); // pool up
+  let reads = 0;
+  const ctx = { deadline: Date.now() + 5000, get signal() { reads++; return new AbortController().signal; }, log: quiet, services: { workers: 2, config: { math: { appeal: false } } } } as unknown as VerifyContext;
+  const out = await math.verify({ verifier: "math", response: "\\boxed{x^2+2x+1}", reference: "(x+1)^2", options: resolveOptions() }, ctx);
+  assert.equal(out.reward, 1);
+  assert.equal(reads, 0);
 });
 
 test("a worker that cannot start is reported by ready(), not a crash", async () => {

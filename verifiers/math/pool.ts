@@ -36,8 +36,8 @@ export function workerFile(): string {
   return file;
 }
 
-/** Starts a .ts worker through require() (tsx's CommonJS hook): see worker-boot.cjs. */
-const BOOT = fileURLToPath(new URL("./worker-boot.cjs", import.meta.url));
+/** Starts a .ts worker as an ES module under tsx's ESM hooks: see worker-boot.mjs. */
+const BOOT = fileURLToPath(new URL("./worker-boot.mjs", import.meta.url));
 
 /** Most items in one chunk: a few ms of work for ordinary answers, so a thread is never held long. */
 export const MAX_CHUNK = 64;

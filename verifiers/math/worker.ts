@@ -1,7 +1,7 @@
 /**
  * The worker-thread side of the math verifier's pool: one message is a chunk of items, graded
  * one after another, their results sent back in one message. Started by the pool (pool.ts) from
- * its compiled .js (dist) or its .ts source (under tsx, through worker-boot.cjs).
+ * its compiled .js (dist) or its .ts source (under tsx, through worker-boot.mjs).
  *
  * A chunk's items go in as objects (structured clone: ~50 µs of the event loop's time for 64
  * ordinary items, against ~115 µs for JSON.stringify) and its results come back as one JSON
@@ -32,7 +32,7 @@ export const CRASH_MARKER = "\\boxed{x + 1} <assay test hook: thread exits>";
 export interface WorkerData {
   /** Marks a thread the pool started (another worker thread that imports this module is left alone). */
   assayMathPool: true;
-  /** This module's path (worker-boot.cjs requires it). */
+  /** This module's path (worker-boot.mjs imports it). */
   file: string;
   /** ASSAY_MATH_TEST_HOOKS: honour the markers below. */
   testHooks: boolean;
