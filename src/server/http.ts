@@ -156,7 +156,8 @@ export function clientGone(_req: Request, res: Response): AbortSignal {
  */
 export function clientLeft(_req: Request, res: Response): Cancel {
   const c = new Cancel();
-  res.once("close", () => {
+  // `on`: 'close' comes once per response (request-log.ts).
+  res.on("close", () => {
     if (!res.writableFinished) c.abort(new Error("client closed the connection"));
   });
   return c;
