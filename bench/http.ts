@@ -60,7 +60,13 @@ try {
     done.push({ bs, as, bb, ab, os, ob });
     console.log(
       `round ${i + 1}: single ${(as.cpuUsPerRequest / bs.cpuUsPerRequest).toFixed(2)}x bare by CPU (${(bs.rps / as.rps).toFixed(2)}x by requests/s), ` +
-        `batch ${((1e6 * BATCH) / ab.cpuUsPerRequest).toFixed(0)} items/s per core (${(ab.rps * BATCH).toFixed(0)} items/s measured)`,
+        `batch ${((1e6 * BATCH) / ab.cpuUsPerRequest).toFixed(0)} items/s per core (${(ab.rps * BATCH).toFixed(0)} items/s measured)` +
+        // The before tree in the same round: a paired comparison, which a loaded machine's
+        // window-to-window swings move far less than the medians of each case apart.
+        (os && ob
+          ? `; before: single ${(os.cpuUsPerRequest / bs.cpuUsPerRequest).toFixed(2)}x bare, batch ${((1e6 * BATCH) / ob.cpuUsPerRequest).toFixed(0)} items/s per core; ` +
+            `after/before CPU a request: single ${(as.cpuUsPerRequest / os.cpuUsPerRequest).toFixed(2)}, batch ${(ab.cpuUsPerRequest / ob.cpuUsPerRequest).toFixed(2)}`
+          : ""),
     );
   }
   const median = <T>(xs: T[], key: (x: T) => number) => [...xs].sort((a, b) => key(a) - key(b))[Math.floor(xs.length / 2)];

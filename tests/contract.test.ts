@@ -29,6 +29,8 @@ describe("POST /reward", () => {
     for (const [path, body] of [
       ["/reward", { verifier: "exact", response: "Café ＡＢ ✓", reference: "café ab ✓" }],
       ["/reward/batch", { items: [{ verifier: "exact", response: "naïve", reference: "naive" }, { verifier: "exact", response: "東京", reference: "東京" }] }],
+      // Past sendJson's 4096 units: encoded once into a Buffer, the length its byte count.
+      ["/reward/batch", { items: [{ verifier: "exact", response: "naïve", reference: "naive" }, { verifier: "exact", response: "東京", reference: "東京" }, ...Array.from({ length: 60 }, (_, i) => ({ verifier: "exact", response: `Ünïcödé ✓ ${i}`, reference: "x" }))] }],
     ] as const) {
       const res = await request(app).post(path).send(body).buffer(true).parse((r, cb) => {
         const chunks: Buffer[] = [];

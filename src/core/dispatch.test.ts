@@ -96,6 +96,45 @@ test("a verify that answers at once is scored without a deadline entry; one that
   }
 });
 
+/** What a verify saw of its context: Stoppers (objects with a numeric `due`) held by it, at each step. */
+const seen: { before: number; afterDeadline: number; after: number; deadline: number }[] = [];
+const peek = defineVerifier({
+  name: "test-ctx",
+  description: "answers at once; records whether its context holds a deadline clock before and after reading it",
+  reference: Type.Any(),
+  options: Type.Object({}),
+  verify(item, ctx) {
+    const stoppers = () => Object.values(ctx).filter((v) => v && typeof v === "object" && typeof (v as { due?: unknown }).due === "number").length;
+    const before = stoppers();
+    const deadline = ctx.deadline;
+    const afterDeadline = stoppers();
+    if (item.response === "signal") void ctx.signal;
+    seen.push({ before, afterDeadline, after: stoppers(), deadline });
+    return { reward: 1, reason: "at once" };
+  },
+});
+
+test("an item's deadline clock (Stopper) is made only when its verify asks for the signal; ctx.deadline reads without one", async () => {
+  const own = await testRuntime({ extra: [peek as AnyVerifier], only: ["exact"] });
+  try {
+    seen.length = 0;
+    const t = Date.now();
+    const out = await own.scorer.scoreBatch(
+      [
+        { verifier: "test-ctx", response: "quiet", deadline_ms: 5_000 },
+        { verifier: "test-ctx", response: "signal", deadline_ms: 5_000 },
+      ],
+      { signal: new Cancel() },
+    );
+    assert.deepEqual(out.map((r) => r.reward), [1, 1]);
+    assert.deepEqual(seen.map((s) => [s.before, s.afterDeadline, s.after]), [[0, 0, 0], [0, 0, 1]]);
+    // The deadline is the item's start plus its deadline_ms, Stopper or not.
+    for (const s of seen) assert.ok(s.deadline >= t + 5_000 && s.deadline <= Date.now() + 5_000, `${s.deadline - t}`);
+  } finally {
+    await own.close();
+  }
+});
+
 test("the light verifiers (text, ifeval, json, tool_call, overlap, iou) answer without a promise", async () => {
   const sample: Record<string, unknown>[] = [
     { verifier: "choice", response: "The answer is (B).", reference: "B" },

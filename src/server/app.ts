@@ -15,6 +15,8 @@ import { declaredBodyTypes, sameOriginWrites } from "./origin.js";
 import { ROUTES } from "./routes/index.js";
 import { uiRoutes } from "./routes/ui.js";
 import { referenceRoutes } from "./routes/meta.js";
+import { rewardSteps } from "./routes/reward.js";
+import { scoringDispatch } from "./front.js";
 
 export interface AppHandle {
   app: express.Express;
@@ -33,10 +35,18 @@ export function createApp(runtime: Runtime): AppHandle {
   app.disable("x-powered-by");
   app.set("etag", false);
 
-  app.use(keyFromPath()); // before the logger: a key in the URL is never logged
-  app.use(requestLog(app, log, config.apiKeys, metrics)); // one log line and one metrics observation per request
+  // The global middleware, kept by name: the scoring routes' front dispatch runs the same ones.
+  const pathKey = keyFromPath();
+  const logLine = requestLog(app, log, config.apiKeys, metrics);
+  const origin = sameOriginWrites(config.allowedOrigins);
+  const auth = bearerAuth(config.apiKeys, metrics);
+  const bodyType = declaredBodyTypes();
+  const onError = errorHandler(config, metrics);
+
+  app.use(pathKey); // before the logger: a key in the URL is never logged
+  app.use(logLine); // one log line and one metrics observation per request
   // No cross-site writes: another origin's page may not POST here (preflights for the allowed ones).
-  app.use(sameOriginWrites(config.allowedOrigins));
+  app.use(origin);
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok", verifiers: registry.names(), inflight: limiter.inflight, uptime_s: (Date.now() - started) / 1000 });
   });
@@ -50,15 +60,19 @@ export function createApp(runtime: Runtime): AppHandle {
   // token); the API calls they make are not, and carry the key the user types in the page.
   app.use(uiRoutes());
   app.use(referenceRoutes(registry));
-  app.use(bearerAuth(config.apiKeys, metrics));
+  app.use(auth);
   // A body is parsed only as a type openapi.yaml declares for its operation (415 otherwise).
-  app.use(declaredBodyTypes());
+  app.use(bodyType);
   const deps = routeDeps(runtime, metrics, limiter);
   for (const routes of ROUTES) app.use(routes(deps));
   app.use((req, _res, next) => {
     next(new HttpError(404, `no route ${req.method} ${req.path}; see GET /docs for the API`));
   });
-  app.use(errorHandler(config, metrics));
+  app.use(onError);
+  // POST /reward and /reward/batch skip the router's walk past every layer above: the same
+  // steps a request to them passes through (none of /healthz, /readyz, the UI or /docs match
+  // it), then their own, as one chain (front.ts).
+  scoringDispatch(app, rewardSteps(deps), [pathKey, logLine, origin, auth, bodyType], onError);
   return { app, metrics, limiter };
 }
 

@@ -156,20 +156,32 @@ export function clientGone(_req: Request, res: Response): AbortSignal {
  */
 export function clientLeft(_req: Request, res: Response): Cancel {
   const c = new Cancel();
-  res.once("close", () => {
+  // `on`: 'close' comes once per response (request-log.ts).
+  res.on("close", () => {
     if (!res.writableFinished) c.abort(new Error("client closed the connection"));
   });
   return c;
 }
 
+/** Past this many UTF-16 units a body is encoded once into a Buffer (see sendJson). */
+const ENCODE_ONCE = 4096;
+
 /**
  * `res.json(value)` for the scoring routes' 200s, without express's `send` (its charset parsing,
  * ETag and freshness checks, off or moot for a POST here): the same bytes and headers
- * (`Content-Type: application/json; charset=utf-8`, `Content-Length`), written at once.
+ * (`Content-Type: application/json; charset=utf-8`, `Content-Length`), written at once. A large
+ * body (a batch's results) is encoded to UTF-8 once and its length read off the Buffer, where
+ * `Buffer.byteLength` then the socket's own encoding of the string walked it twice.
  */
 export function sendJson(res: Response, value: unknown): void {
   const body = JSON.stringify(value);
   res.setHeader("Content-Type", "application/json; charset=utf-8");
+  if (body.length > ENCODE_ONCE) {
+    const bytes = Buffer.from(body, "utf8");
+    res.setHeader("Content-Length", bytes.length);
+    res.end(bytes);
+    return;
+  }
   res.setHeader("Content-Length", Buffer.byteLength(body));
   res.end(body);
 }

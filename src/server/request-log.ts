@@ -55,7 +55,9 @@ export function requestLog(app: Express, log: Logger, keys: readonly string[], m
     const t0 = performance.now();
     const logged = !UNLOGGED.has(req.url);
     // 'close' comes after 'finish' when the response was sent, and alone when the client left first.
-    res.once("close", () => {
+    // `on`, not `once`: a response emits 'close' once (node marks it closed), and once's wrapper
+    // is an allocation and an extra call per request.
+    res.on("close", () => {
       const ms = performance.now() - t0;
       // Metrics count responses sent (a client that left first is only logged).
       if (res.writableFinished) {

@@ -14,14 +14,47 @@ export interface Running extends AppHandle {
 }
 
 /**
- * JSON logs to stdout, written asynchronously as they come (sonic-boom gathers what arrives
- * while a write is in flight, so a busy server still makes few syscalls) and never held back:
- * `npm run serve > log` shows the "listening" line at once. Flushed on exit.
+ * Bytes of log lines gathered before one write(2): under load, one write for ~40 request lines
+ * (a line each, ~200 bytes) where each line used to start its own write, a libuv round trip on
+ * a worker thread and a callback (issue 38).
  */
-export function serverLogger(level: string): Logger {
-  const dest = pino.destination({ dest: 1, sync: false, minLength: 0 });
-  process.once("exit", () => dest.flushSync());
+export const LOG_BATCH_BYTES = 8192;
+/** The longest a line waits in the buffer, ms: a quiet server's lines show within this. */
+export const LOG_FLUSH_MS = 100;
+
+/**
+ * JSON logs to stdout (or `fd`), written asynchronously in batches of LOG_BATCH_BYTES, and at
+ * least every LOG_FLUSH_MS: `npm run serve > log` shows a line within 100 ms (the "listening"
+ * and "ready" lines at once: startServer flushes after them). Flushed when the server closes
+ * (SIGTERM, SIGINT: `close()` waits for the write) and synchronously on exit, so no line is
+ * lost when the process ends.
+ */
+export function serverLogger(level: string, fd = 1): Logger {
+  const dest = pino.destination({ dest: fd, sync: false, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS });
+  process.once("exit", () => {
+    try {
+      dest.flushSync();
+    } catch {
+      /* stdout already gone: nothing to write to */
+    }
+  });
   return pino({ level }, dest);
+}
+
+/**
+ * Waits until what `log` holds has been written (pino's flush with a callback; at once for a
+ * stream that holds nothing back), or 2 s for a destination that never drains (a stalled pipe:
+ * the exit handler's synchronous flush is the last word then).
+ */
+export function flushed(log: Logger): Promise<void> {
+  return new Promise((resolve) => {
+    setTimeout(resolve, 2_000).unref();
+    try {
+      log.flush(() => resolve());
+    } catch {
+      resolve();
+    }
+  });
 }
 
 /** Why listening failed, as a person can act on it (EADDRINUSE is the common one). */
@@ -92,11 +125,13 @@ export async function startServer(config: Config = loadConfig(), log: Logger = s
   const port = typeof addr === "object" && addr ? addr.port : config.port;
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
   log.info({ url, verifiers: runtime.registry.names() }, `assay listening on ${url} (GET /readyz says when it is warm)`);
+  log.flush(); // shown at once, not after LOG_FLUSH_MS: scripts wait for this line
   // Start verifiers' pools and the sandbox now, so the first items of a training run do not wait for them.
   void runtime.warmUp().then(() => {
     const { parts } = runtime.readiness.view();
     const said = Object.entries(parts).map(([k, p]) => `${k} ${p.state === "ready" ? "" : "FAILED "}(${p.note}${p.ms !== undefined ? `, ${(p.ms / 1000).toFixed(1)} s` : ""})`);
     log.info({ url, parts }, `assay ready on ${url}: ${said.join("; ") || "nothing to warm"}`);
+    log.flush();
   });
   let closing: Promise<void> | undefined;
   return {
@@ -113,7 +148,7 @@ export async function startServer(config: Config = loadConfig(), log: Logger = s
         await closed;
         clearTimeout(force);
         await runtime.close();
-        log.flush();
+        await flushed(log); // before process.exit: a line still in the buffer is written
       })();
       return closing;
     },

@@ -1,13 +1,25 @@
 /** POST /reward and POST /reward/batch: the native API over the scorer. */
-import { Router } from "express";
+import { Router, type RequestHandler } from "express";
 import { HttpError } from "../errors.js";
 import { clientLeft, sendJson, type RouteDeps } from "../http.js";
 
-export function rewardRoutes({ runtime, body, admit }: RouteDeps): Router {
-  const { scorer, config } = runtime;
-  const r = Router();
+/**
+ * The scoring routes' own steps (body, then handler), by path: mounted on the router below, and
+ * run by the app's front dispatch (app.ts, `scoringDispatch`) for exactly `POST /reward` and
+ * `POST /reward/batch` without express's router walking every other layer first (issue 38).
+ */
+export function rewardSteps(deps: RouteDeps): Record<"/reward" | "/reward/batch", RequestHandler[]> {
+  let steps = made.get(deps);
+  if (!steps) made.set(deps, (steps = makeSteps(deps)));
+  return steps;
+}
 
-  r.post("/reward", body("RewardItem"), async (req, res) => {
+/** One set of steps per app: the router and the front dispatch share them. */
+const made = new WeakMap<RouteDeps, Record<"/reward" | "/reward/batch", RequestHandler[]>>();
+
+function makeSteps({ runtime, body, admit }: RouteDeps): Record<"/reward" | "/reward/batch", RequestHandler[]> {
+  const { scorer, config } = runtime;
+  const one: RequestHandler = async (req, res) => {
     const release = admit(1, [req.body]);
     try {
       const result = await scorer.score(req.body, { signal: clientLeft(req, res) });
@@ -17,9 +29,8 @@ export function rewardRoutes({ runtime, body, admit }: RouteDeps): Router {
     } finally {
       release();
     }
-  });
-
-  r.post("/reward/batch", body("BatchRequest"), async (req, res) => {
+  };
+  const batch: RequestHandler = async (req, res) => {
     const { items, deadline_ms } = req.body as { items: unknown[]; deadline_ms?: number };
     if (items.length > config.maxBatch) {
       throw new HttpError(413, `batch of ${items.length} items is over the limit of ${config.maxBatch}; split it into smaller batches (or raise ASSAY_MAX_BATCH)`, "items");
@@ -30,6 +41,12 @@ export function rewardRoutes({ runtime, body, admit }: RouteDeps): Router {
     } finally {
       release();
     }
-  });
+  };
+  return { "/reward": [body("RewardItem"), one], "/reward/batch": [body("BatchRequest"), batch] };
+}
+
+export function rewardRoutes(deps: RouteDeps): Router {
+  const r = Router();
+  for (const [path, steps] of Object.entries(rewardSteps(deps))) r.post(path, ...steps);
   return r;
 }
