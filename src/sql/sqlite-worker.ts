@@ -120,7 +120,7 @@ function prepared(o: Open, sql: string): Prepared | string {
     return (err as Error).message;
   }
   if (!stmt.reader || !stmt.readonly) return "not a read-only query";
-  const p: Prepared = { stmt: stmt.raw(true), columns: stmt.columns().map((c) => c.name), dqs };
+  const p: Prepared = { stmt: stmt.raw(true).safeIntegers(true), columns: stmt.columns().map((c) => c.name), dqs };
   o.statements.set(sql, p);
   if (o.statements.size > MAX_STATEMENTS) o.statements.delete(o.statements.keys().next().value!);
   return p;
@@ -133,17 +133,6 @@ function cell(v: unknown): Cell {
   if (Buffer.isBuffer(v)) return `\u0000blob:${v.toString("hex")}`;
   return String(v);
 }
-
-/**
- * Past this a number read without safeIntegers may be a rounded integer. A query runs with plain
- * numbers (a BigInt for every integer cell was a tenth of this process's time, issue 35), and
- * only a result holding a number past it runs again with safeIntegers, so integers beyond 2^53
- * stay exact (a real that large also costs the second run, nothing more).
- */
-const SAFE = Number.MAX_SAFE_INTEGER;
-
-/** Counts of runs (tests): `exact` ran a second time with safeIntegers. */
-export const runs = { plain: 0, exact: 0 };
 
 function sizeOf(c: Cell): number {
   return c === null ? 1 : typeof c === "number" ? 8 : c.length * 2 + 8;
@@ -183,22 +172,6 @@ function keptDigest(k: KeptGold, d: DigestRule & { maxRows: number }): string | 
 function execute(t: QueryTask): Extract<QueryOutcome, { ok: true }> | Extract<QueryOutcome, { ok: false }> {
   const p = prepared(opened(t.path, t.version), t.sql);
   if (typeof p === "string") return { ok: false, stage: "prepare", error: p };
-  runs.plain++;
-  const first = step(p, t, false);
-  if (first !== INEXACT) return first;
-  runs.exact++;
-  p.stmt.safeIntegers(true);
-  try {
-    return step(p, t, true) as Exclude<ReturnType<typeof step>, typeof INEXACT>;
-  } finally {
-    p.stmt.safeIntegers(false);
-  }
-}
-
-/** A result read with plain numbers held one past SAFE: it runs again with safeIntegers. */
-const INEXACT = Symbol("inexact");
-
-function step(p: Prepared, t: QueryTask, exact: boolean): Extract<QueryOutcome, { ok: true }> | Extract<QueryOutcome, { ok: false }> | typeof INEXACT {
   const { stmt, columns, dqs } = p;
   const rows: Cell[][] = [];
   let bytes = 0;
@@ -210,13 +183,7 @@ function step(p: Prepared, t: QueryTask, exact: boolean): Extract<QueryOutcome, 
       }
       // in place: the row better-sqlite3 made is ours
       const row = raw as Cell[];
-      for (let i = 0; i < raw.length; i++) {
-        const v = raw[i];
-        if (!exact && typeof v === "number" && (v > SAFE || v < -SAFE)) {
-          return INEXACT;
-        }
-        bytes += sizeOf((row[i] = cell(v)));
-      }
+      for (let i = 0; i < raw.length; i++) bytes += sizeOf((row[i] = cell(raw[i])));
       if (bytes > t.maxBytes) {
         return { ok: false, stage: "execute", error: `result is larger than ${t.maxBytes} bytes`, limit: "bytes" };
       }
