@@ -17,7 +17,7 @@
  * `--before DIR`: also measures DIR's pool (another checkout: DIR/verifiers/math/pool.ts) in the
  * same rounds, alternating, and DIR's compiled server (DIR/dist) in the HTTP half, beside this tree's.
  *
- *   npm run bench:math            (= npm run build && tsx bench/math.ts [--seconds 2] [--before DIR])
+ *   npm run bench:math            (= npm run build && tsx bench/math.ts [--seconds 2] [--before DIR] [--pool-only])
  */
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
@@ -103,6 +103,7 @@ for (const [name, tasks] of Object.entries(sets)) {
   loads.push(loadavg());
 }
 console.log(`\nverifications/s (wall clock, best of ${ROUNDS}), CPU per item (every thread), load average ${loads.join(" -> ")}\n` + table(rows));
+if (process.argv.includes("--pool-only")) process.exit(0); // the pools' table alone (no compiled server needed)
 
 /** The compiled server of a tree: this one's, or --before's. */
 async function serverOf(tree: string) {

@@ -45,6 +45,12 @@ export const MAX_CHUNK = 64;
 export const PIPELINE = 2;
 /** An idle thread's share is cut in two chunks only when each would hold at least this many items. */
 const SPLIT_MIN = 8;
+/**
+ * How long a thread grades the warm-up sets before it says it is ready (worker.ts warmUp), ms
+ * of wall time at most: a cold thread's CPU per item on varied answers falls ~2x over its
+ * first few thousand items (V8 compiles per thread). ~2 passes of the sets on an idle core.
+ */
+export const WARMUP_MS = 1500;
 /** How long ready() waits by default: generous, as a cold thread on a loaded machine takes tens of seconds. */
 export const READY_TIMEOUT_MS = 180_000;
 /** How often the watchdog looks at a thread that has not begun its chunk yet (a replacement still loading), ms. */
@@ -109,11 +115,14 @@ interface Thread {
   error: Error | null;
 }
 
-type FromWorker = ChunkResult | { ready: true };
+type FromWorker = ChunkResult | { ready: true; warmed: number };
 
 export class MathPool {
   private readonly filename: string;
   private readonly testHooks: boolean;
+  private readonly warmupMs: number;
+  /** Items the threads graded to warm up, all threads started so far (stats). */
+  private warmed = 0;
   /** Date.now() at start: the workers write item start times relative to it (int32 ms). */
   private readonly base = Date.now();
   private threadList: Thread[] = [];
@@ -128,15 +137,17 @@ export class MathPool {
   private failure: Error | null = null;
 
   /** `testHooks`: ASSAY_MATH_TEST_HOOKS, read by the config and handed to the workers here. */
-  constructor(readonly threads: number, o: { testHooks?: boolean; filename?: string } = {}) {
+  /** `warmupMs`: each thread's warm-up before it is ready, at most (WARMUP_MS; 0: the parser's two items only). */
+  constructor(readonly threads: number, o: { testHooks?: boolean; filename?: string; warmupMs?: number } = {}) {
     this.filename = o.filename ?? workerFile();
     this.testHooks = o.testHooks ?? false;
+    this.warmupMs = o.warmupMs ?? WARMUP_MS;
     for (let i = 0; i < threads; i++) this.threadList.push(this.spawn());
   }
 
   private spawn(): Thread {
     const file = this.filename;
-    const workerData: WorkerData = { assayMathPool: true, file, testHooks: this.testHooks, base: this.base };
+    const workerData: WorkerData = { assayMathPool: true, file, testHooks: this.testHooks, base: this.base, warmupMs: this.warmupMs };
     const worker = new Worker(file.endsWith(".ts") ? BOOT : file, {
       workerData,
       // the worker inherits tsx's hooks from execArgv when running from sources
@@ -237,7 +248,9 @@ export class MathPool {
       let t: Thread | null = null, held = 0;
       for (const x of this.threadList) {
         held += x.items;
-        if (!x.ended && x.chunks.length < PIPELINE && (t === null || x.items < t.items)) t = x;
+        // a warm thread first: one still warming up (a replacement) begins a chunk only after
+        // its warm-up (~WARMUP_MS), so it is given one only when no warm thread has room
+        if (!x.ended && x.chunks.length < PIPELINE && (t === null || (x.warm && !t.warm) || (x.warm === t.warm && x.items < t.items))) t = x;
       }
       if (t === null) {
         // no thread left to grade them: every one failed to start (ready() reports it)
@@ -322,6 +335,9 @@ export class MathPool {
     if (t.ended) return;
     if ("ready" in m) {
       t.warm = true;
+      this.warmed += m.warmed;
+      // items that waited for it (a replacement warming up while the others were full)
+      if (this.head < this.queue.length) this.pump();
       return;
     }
     const c = t.chunks.shift();
@@ -414,7 +430,7 @@ export class MathPool {
   }
 
   get stats() {
-    return { threads: this.threadList.length, threadIds: this.threadList.map((t) => t.worker.threadId), queued: this.queue.length - this.head, completed: this.completed, chunks: this.chunks, resent: this.resent };
+    return { threads: this.threadList.length, threadIds: this.threadList.map((t) => t.worker.threadId), queued: this.queue.length - this.head, completed: this.completed, chunks: this.chunks, resent: this.resent, warmed: this.warmed };
   }
 
   private failQueued(message: string): void {
