@@ -315,6 +315,7 @@ export const SETTINGS = {
   },
   math: {
     appeal: bool("ASSAY_MATH_APPEAL", false, "math: appeal rejections the rules could not prove to the LLM judge (ASSAY_JUDGE_*); an item's `options.appeal` overrides"),
+    warmupMs: int("ASSAY_MATH_WARMUP_MS", 1500, "math: each pool thread grades the vendored conformance and hard-set cases for up to this long (wall ms) before the server is ready, so its first real items run compiled code (a cold thread costs ~2x the CPU per item over its first thousands); `0`: only the parser's two warm-up items", 0, 60_000),
     testHooks: bool("ASSAY_MATH_TEST_HOOKS", false, "tests only: a marker response makes a math worker spin, to test deadlines"),
   },
 } as const;

@@ -21,7 +21,7 @@ let starting: Promise<MathPool> | null = null;
 
 async function getPool(services: Services): Promise<MathPool> {
   if (pool) return pool;
-  starting ??= Promise.resolve().then(() => (pool = new MathPool(services.workers, { testHooks: services.config.math.testHooks })));
+  starting ??= Promise.resolve().then(() => (pool = new MathPool(services.workers, { testHooks: services.config.math.testHooks, warmupMs: services.config.math.warmupMs })));
   return starting;
 }
 

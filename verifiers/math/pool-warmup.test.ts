@@ -68,3 +68,15 @@ test("a thread's first pass over the conformance cases costs well under a cold t
     await Promise.all([cold.close(), warm.close()]);
   }
 });
+
+test("ASSAY_MATH_WARMUP_MS reaches the server's pool: 0 warms only the parser's two items", async () => {
+  const { testApp } = await import("../../tests/helpers.js");
+  const { mathPoolStats } = await import("./index.js");
+  const t = await testApp({ ASSAY_WORKERS: "1", ASSAY_MATH_WARMUP_MS: "0" });
+  try {
+    await t.scorer.score({ id: 1, verifier: "math", response: "\\boxed{x^2+1}", reference: "1+x^2" });
+    assert.equal(mathPoolStats()?.warmed, 2);
+  } finally {
+    await t.registry.close();
+  }
+});

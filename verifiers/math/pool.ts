@@ -26,6 +26,7 @@ import { Worker } from "node:worker_threads";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { PROGRESS_SLOTS, type Chunk, type ChunkResult, type ItemResult, type Task, type TaskResult, type WorkerData } from "./worker.js";
+import { SETTINGS } from "../../src/core/config.js";
 
 /** worker.js next to this module when compiled, worker.ts when running from sources (tsx). */
 export function workerFile(): string {
@@ -50,7 +51,8 @@ const SPLIT_MIN = 8;
  * of wall time at most: a cold thread's CPU per item on varied answers falls ~2x over its
  * first few thousand items (V8 compiles per thread). ~2 passes of the sets on an idle core.
  */
-export const WARMUP_MS = 1500;
+/** For pools made without a config: ASSAY_MATH_WARMUP_MS's default (src/core/config.ts). */
+export const WARMUP_MS = SETTINGS.math.warmupMs.default;
 /** How long ready() waits by default: generous, as a cold thread on a loaded machine takes tens of seconds. */
 export const READY_TIMEOUT_MS = 180_000;
 /** How often the watchdog looks at a thread that has not begun its chunk yet (a replacement still loading), ms. */
