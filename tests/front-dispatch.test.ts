@@ -117,3 +117,30 @@ test("the metrics name the route as the router did, and count the refusals", asy
   assert.match(text, /assay_http_requests_total\{method="POST",route="\/reward\/batch",status="200"\} [1-9]/);
   assert.match(text, /assay_rejected_requests_total\{reason="malformed"\} [1-9]/);
 });
+
+test("the front dispatch refuses to start when its middleware list is not the router's", async () => {
+  const { default: express, Router } = await import("express");
+  const { scoringDispatch, checkBefore } = await import("../src/server/front.js");
+  const a: import("express").RequestHandler = function a(_q, _s, next) { next(); };
+  const limit: import("express").RequestHandler = function limit(_q, _s, next) { next(); };
+  const handler: import("express").RequestHandler = (_q, res) => void res.end("ok");
+  const onError: import("express").ErrorRequestHandler = (_e, _q, res, _n) => void res.status(500).end();
+  const make = () => {
+    const app = express();
+    app.use(a);
+    app.get("/healthz", (_q, res) => void res.end());
+    const ui = Router();
+    ui.get("/ui", (_q, res) => void res.end());
+    app.use(ui); // a router without POST /reward: passed over, as the router passes it over
+    app.use(limit); // e.g. a rate limit added later
+    const routes = Router();
+    routes.post("/reward", handler);
+    app.use(routes);
+    app.use(onError);
+    return app;
+  };
+  assert.throws(() => scoringDispatch(make(), { "/reward": [handler] }, [a], onError), /would run \[a\] where express's router runs \[a, limit\]/);
+  assert.throws(() => checkBefore(make(), "/reward", [limit, a]), /runs \[a, limit\]/);
+  assert.throws(() => checkBefore(make(), "/reward/batch", [a, limit]), /no router of the app holds POST \/reward\/batch/);
+  assert.doesNotThrow(() => checkBefore(make(), "/reward", [a, limit]));
+});

@@ -32,7 +32,10 @@ export function scoringDispatch(
   onError: ErrorRequestHandler,
 ): { taken: () => number } {
   const chains = new Map<string, Chain>();
-  for (const [path, steps] of Object.entries(routes)) chains.set(path, { route: { path, methods: { post: true } }, steps: [...before, ...steps] });
+  for (const [path, steps] of Object.entries(routes)) {
+    checkBefore(app, path, before);
+    chains.set(path, { route: { path, methods: { post: true } }, steps: [...before, ...steps] });
+  }
   const app_ = app as unknown as { handle: Handle; request: object; response: object };
   const routerHandle = app_.handle;
   let count = 0;
@@ -56,6 +59,47 @@ export function scoringDispatch(
     run(chain.steps, r, s, onError);
   };
   return { taken: () => count };
+}
+
+interface Layer {
+  handle: RequestHandler & { stack?: Layer[] };
+  route?: { path: string; methods: Record<string, boolean> };
+  match(path: string): unknown;
+}
+
+/**
+ * Refuses to start when `before` is not exactly the middleware express's router would run for
+ * `POST path` ahead of the router holding its route: a layer added with `app.use` and left out
+ * of the front dispatch's list (a rate limit, an auth check) would otherwise be skipped by the
+ * scoring routes without a word. Routers that hold no `POST path` route (the UI, /docs) and
+ * error handlers are passed over, as the router passes them over for that request.
+ */
+export function checkBefore(app: Express, path: string, before: readonly RequestHandler[]): void {
+  const stack = (app as unknown as { router: { stack: Layer[] } }).router.stack;
+  const runs: RequestHandler[] = [];
+  let routed = false;
+  for (const layer of stack) {
+    if (layer.route) {
+      if (layer.route.path === path && layer.route.methods.post) { routed = true; break; }
+      continue;
+    }
+    if (!layer.match(path) || layer.handle.length === 4) continue;
+    const inner = layer.handle.stack;
+    if (inner) {
+      if (inner.some((l) => l.route?.path === path && l.route.methods.post)) { routed = true; break; }
+      continue;
+    }
+    runs.push(layer.handle);
+  }
+  const same = routed && runs.length === before.length && runs.every((f, i) => f === before[i]);
+  if (!same) {
+    const names = (fs: readonly RequestHandler[]) => fs.map((f) => f.name || "(anonymous)").join(", ");
+    throw new Error(
+      routed
+        ? `the front dispatch for POST ${path} would run [${names(before)}] where express's router runs [${names(runs)}]: pass the app's middleware to scoringDispatch in the order app.use mounts it (src/server/app.ts)`
+        : `no router of the app holds POST ${path}: mount its route before calling scoringDispatch (src/server/app.ts)`,
+    );
+  }
 }
 
 /** Runs `steps` as express's router would: next(err) skips to `onError`; a rejected promise is an error. */
