@@ -2,7 +2,8 @@
  * Opens the real sandbox backends for tests. On a developer machine without Docker or bwrap a
  * test may skip; under CI=true a missing backend fails instead (CI installs both).
  */
-import type { Sandbox } from "../sandbox/types.js";
+import assert from "node:assert/strict";
+import type { RunOutcome, Sandbox } from "../sandbox/types.js";
 import { openDocker, dockerOptions } from "../sandbox/docker/index.js";
 import { loadConfig } from "../src/core/config.js";
 import { openBwrap } from "../sandbox/bwrap/index.js";
@@ -45,4 +46,26 @@ export async function openBackend(backend: string, slots: number): Promise<Sandb
   if (!opened) throw new Error(`--backend ${JSON.stringify(backend)}: the backends are docker and bwrap`);
   if (!opened.sandbox) throw new Error(`${backend}: ${opened.skip}`);
   return opened.sandbox;
+}
+
+/**
+ * A warm slot keeps nothing of one run for the next (issue 31): twice, a polluting run and then a
+ * probe on the same slot; the probe's JSON must equal `clean` but for `random`, which must differ
+ * between the two rounds (a fresh random state per run). Shared by the Python, Ruby and PHP fork
+ * servers' tests, each with its own programs.
+ */
+export async function assertCleanAfterPollution(run: (code: string) => Promise<RunOutcome>, pollute: string, probe: string, clean: unknown): Promise<void> {
+  const randoms = new Set<number>();
+  for (let round = 0; round < 2; round++) {
+    const p = await run(pollute);
+    assert.equal(p.status, "finished", `${p.message ?? ""} ${p.stderr}`);
+    assert.match(p.stdout, /^polluted /);
+    const r = await run(probe);
+    assert.equal(r.status, "finished", `${r.message ?? ""} ${r.stderr}`);
+    const seen = JSON.parse(r.stdout);
+    randoms.add(seen.random);
+    delete seen.random;
+    assert.deepEqual(seen, clean);
+  }
+  assert.equal(randoms.size, 2, "two runs drew the same first random number: the random state is shared");
 }

@@ -11,7 +11,7 @@ import { test, describe, after } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import type { Sandbox } from "../sandbox/types.js";
-import { openDockerForTests, openBwrapForTests, type Opened } from "./sandboxes.js";
+import { openDockerForTests, openBwrapForTests, assertCleanAfterPollution, type Opened } from "./sandboxes.js";
 import { openDocker, dockerOptions } from "../sandbox/docker/index.js";
 import { loadConfig } from "../src/core/config.js";
 import { openBwrap, BwrapSandbox } from "../sandbox/bwrap/index.js";
@@ -76,19 +76,7 @@ function suite(name: string, open: () => Promise<Opened>) {
       const run = (code: string, limits = LIMITS) => sb.run({ language: "python", code, limits });
 
       test("a polluting run is followed by a clean one on the same slot, with a fresh random state", async () => {
-        const randoms = new Set<number>();
-        for (let round = 0; round < 2; round++) {
-          const p = await run(POLLUTE);
-          assert.equal(p.status, "finished", `${p.message ?? ""} ${p.stderr}`);
-          assert.match(p.stdout, /^polluted /);
-          const r = await run(PROBE);
-          assert.equal(r.status, "finished", `${r.message ?? ""} ${r.stderr}`);
-          const seen = JSON.parse(r.stdout);
-          randoms.add(seen.random);
-          delete seen.random;
-          assert.deepEqual(seen, CLEAN);
-        }
-        assert.equal(randoms.size, 2, "two runs drew the same first random number: the random state is shared");
+        await assertCleanAfterPollution(run, POLLUTE, PROBE, CLEAN);
       });
 
       test("a Python run's process is forked between runs, before its job arrives, and a run costs no fork of the runner", async () => {

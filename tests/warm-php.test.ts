@@ -12,7 +12,7 @@ import { test, describe, after } from "node:test";
 import assert from "node:assert/strict";
 import type { Sandbox } from "../sandbox/types.js";
 import { heapMb } from "../sandbox/languages.js";
-import { openDockerForTests, openBwrapForTests, type Opened } from "./sandboxes.js";
+import { openDockerForTests, openBwrapForTests, assertCleanAfterPollution, type Opened } from "./sandboxes.js";
 
 const LIMITS = { wallMs: 10_000, cpuMs: 5000, memoryMb: 256 };
 
@@ -86,19 +86,7 @@ function suite(name: string, open: () => Promise<Opened>) {
       });
 
       test("a polluting run is followed by a clean one on the same slot, with a fresh random seed, and a run is `php -d … main.php`", async () => {
-        const randoms = new Set<number>();
-        for (let round = 0; round < 2; round++) {
-          const p = await run(POLLUTE);
-          ok(p);
-          assert.match(p.stdout, /^polluted /);
-          const r = await run(PROBE);
-          ok(r);
-          const seen = JSON.parse(r.stdout);
-          randoms.add(seen.random);
-          delete seen.random;
-          assert.deepEqual(seen, CLEAN);
-        }
-        assert.equal(randoms.size, 2, "two runs drew the same first random number: the random state is shared");
+        await assertCleanAfterPollution(run, POLLUTE, PROBE, CLEAN);
       });
 
       test("stdin, exit statuses and an uncaught exception as under php", async () => {
