@@ -1,0 +1,98 @@
+/**
+ * What two threads can do on this machine with no dispatch at all: the same grade() loop over a
+ * set runs in one worker thread alone, then in two at the same time (no pool, no message during
+ * the loop), alternating, after a warm-up; each figure is the grading threads' own CPU µs per item
+ * (/proc/thread-self/schedstat) and the whole process's (V8's helper threads included: its
+ * optimising compiler and GC). It is the bound for the math pool (bench/math.ts's "no-dispatch
+ * bound" column, issue 38): if two threads grading with no messages at all get 1.3x one thread,
+ * no dispatch gets the pool past 1.3x.
+ *
+ *   npx tsx bench/math-two-at-once.ts [conformance|hard|ordinary] [--rounds 5] [--seconds 1] [--warm 3]
+ */
+import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { grade } from "../verifiers/math/grade.js";
+import type { Task } from "../verifiers/math/worker.js";
+import { conformanceTasks, hardTasks, ordinaryTasks } from "./math-sets.js";
+
+export type SetName = "conformance" | "hard" | "ordinary";
+const setOf = (name: SetName): Task[] => (name === "hard" ? hardTasks(240) : name === "ordinary" ? ordinaryTasks(240) : conformanceTasks());
+const threadCpuUs = () => Number(readFileSync("/proc/thread-self/schedstat", "utf8").split(" ")[0]) / 1000;
+
+/** One round of a grading thread: items graded and its own CPU µs per item. */
+export interface Loop { n: number; cpu: number }
+function loop(set: Task[], secs: number): Loop {
+  const c0 = threadCpuUs();
+  let n = 0;
+  const end = performance.now() + secs * 1000;
+  while (performance.now() < end) for (const t of set) { grade(t.response, t.reference, t.options); n++; }
+  return { cpu: (threadCpuUs() - c0) / n, n };
+}
+
+/** Worker threads that each grade a set in a loop for as long as they are asked, with no message in between. */
+export class LoopThreads {
+  private readonly workers: Worker[];
+  constructor(set: SetName, threads: number) {
+    const boot = fileURLToPath(new URL("../verifiers/math/worker-boot.mjs", import.meta.url));
+    const file = fileURLToPath(import.meta.url);
+    // tsx's hooks, not V8 flags (a worker refuses those: they are the process's)
+    const execArgv = process.execArgv.filter((a) => !a.startsWith("--") || a === "--import" || a === "--require" || a.startsWith("--import=") || a.startsWith("--require="));
+    this.workers = Array.from({ length: threads }, () => {
+      const w = new Worker(boot, { workerData: { file, set, loopThread: true }, execArgv, resourceLimits: { maxOldGenerationSizeMb: 512 } });
+      w.on("error", (e) => { console.error(e); process.exit(1); });
+      return w;
+    });
+  }
+  /** Every thread grades for `secs` at the same time: their rounds. */
+  run(secs: number): Promise<Loop[]> {
+    return Promise.all(this.workers.map((w) => this.ask(w, secs)));
+  }
+  /** The first thread alone. */
+  alone(secs: number): Promise<Loop> {
+    return this.ask(this.workers[0], secs);
+  }
+  private ask(w: Worker, secs: number): Promise<Loop> {
+    return new Promise<Loop>((res) => { w.once("message", res); w.postMessage(secs); });
+  }
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.terminate()));
+  }
+}
+
+async function main(): Promise<void> {
+  const arg = (name: string) => { const i = process.argv.indexOf(name); return i > 0 ? process.argv[i + 1] : undefined; };
+  const which = (process.argv[2] && !process.argv[2].startsWith("--") ? process.argv[2] : "conformance") as SetName;
+  const rounds = Number(arg("--rounds")) || 5, secs = Number(arg("--seconds")) || 1, warm = Number(arg("--warm") ?? 3);
+  const set = setOf(which);
+  const threads = new LoopThreads(which, 2);
+  loop(set, warm);
+  await threads.run(warm);
+  const main1: number[] = [], alone: number[] = [], both: number[] = [], procAlone: number[] = [], procBoth: number[] = [];
+  let nAlone = 0, nBoth = 0;
+  for (let r = 0; r < rounds; r++) {
+    main1.push(loop(set, secs).cpu);
+    let p0 = process.cpuUsage();
+    const a = await threads.alone(secs);
+    let p = process.cpuUsage(p0);
+    alone.push(a.cpu); nAlone += a.n; procAlone.push((p.user + p.system) / a.n);
+    p0 = process.cpuUsage();
+    const b = await threads.run(secs);
+    p = process.cpuUsage(p0);
+    both.push((b[0].cpu + b[1].cpu) / 2); nBoth += b[0].n + b[1].n; procBoth.push((p.user + p.system) / (b[0].n + b[1].n));
+  }
+  const s = (a: number[]) => { const x = [...a].sort((p, q) => p - q); return `min ${x[0].toFixed(0)}, median ${x[x.length >> 1].toFixed(0)}`; };
+  console.log(`${which}: ${set.length} items, load ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")}`);
+  console.log(`main thread alone: ${s(main1)} µs CPU/item (the grading thread's own)`);
+  console.log(`one worker alone:  ${s(alone)} µs CPU/item, ${(nAlone / rounds / secs).toFixed(0)} items/s; the whole process ${s(procAlone)}`);
+  console.log(`two workers at once: ${s(both)} µs CPU/item each, ${(nBoth / rounds / secs).toFixed(0)} items/s together (${(nBoth / nAlone).toFixed(2)}x one alone); the whole process ${s(procBoth)}`);
+  await threads.close();
+}
+
+// no top-level await: worker-boot.mjs imports this module in each thread
+if (isMainThread) {
+  if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) void main();
+} else if ((workerData as { loopThread?: boolean } | undefined)?.loopThread) {
+  const set = setOf((workerData as { set: SetName }).set);
+  parentPort!.on("message", (secs: number) => parentPort!.postMessage(loop(set, secs)));
+}
