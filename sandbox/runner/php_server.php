@@ -87,7 +87,9 @@ $__assay = (function () {
     // script, cwd, cpu_s, mem, nproc, uid, nice, settings (k=v, \x01-separated), then KEY=VALUE
     try {
         posix_setsid();
-        if ($f[6] !== '') proc_nice(10);
+        // Absolute (proc_nice adds to it): a pre-forked process may have waited at the lowest
+        // priority (runner.py's Zygote.start).
+        if ($f[6] !== '') pcntl_setpriority(10);
         foreach ($new as $i => $fd) $ffi->dup2($fd, $i);
         foreach ($received as $r) {
             if (is_resource($r)) fclose($r);
