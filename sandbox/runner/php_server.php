@@ -87,8 +87,7 @@ $__assay = (function () {
     // script, cwd, cpu_s, mem, nproc, uid, nice, settings (k=v, \x01-separated), then KEY=VALUE
     try {
         posix_setsid();
-        // Absolute (proc_nice adds to it): a pre-forked process may have waited at the lowest
-        // priority (runner.py's Zygote.start).
+        // Absolute (proc_nice adds to it): the fork server is at 10 already (runner.py's Zygote.start).
         if ($f[6] !== '') pcntl_setpriority(10);
         foreach ($new as $i => $fd) $ffi->dup2($fd, $i);
         foreach ($received as $r) {

@@ -324,9 +324,10 @@ class WaitMeter:
         self.on = METER
         self.seen = {}
         self.wait_ns = 0
-        # CPU the fork servers and their pre-forked processes ran since the meter started (the
-        # next run's process is forked while this run executes): not the program's, so it is
-        # left out of the wait and taken off the container's CPU count (spawn's tree_cpu_ns).
+        # CPU the fork servers and their pre-forked processes ran since the meter started (a
+        # rehearsal step under way when this run's job came, a Ruby or PHP server reaping its
+        # middle process): not the program's, so it is left out of the wait and taken off the
+        # container's CPU count (spawn's tree_cpu_ns).
         self.machinery_ns = 0
         self.last = time.monotonic()
         self.runnable = False
@@ -383,30 +384,10 @@ class WaitMeter:
         self.last = now
 
 
-# The run's wait for a CPU and the fork servers' share of the container's CPU are read from each
-# thread's schedstat; where the kernel has none, the next run's process is forked after the reply
-# (Zygote.spawn), when no run's CPU is being counted.
+# The run's wait for a CPU and the fork servers' share of the container's CPU (a pre-forked
+# process's rehearsal step still under way when its job came) are read from each thread's schedstat.
 METER = SWEEP and os.path.exists("/proc/self/schedstat")
 
-
-def can_renice():
-    """Whether a process here may go from nice 19 back to a run's nice 10: RLIMIT_NICE (its hard
-    limit, which the soft one may be raised to) lets it down to 20 - limit, CAP_SYS_NICE anywhere."""
-    try:
-        soft, hard = resource.getrlimit(resource.RLIMIT_NICE)
-        if hard == resource.RLIM_INFINITY or hard >= 10:
-            if soft != resource.RLIM_INFINITY and soft < 10:
-                resource.setrlimit(resource.RLIMIT_NICE, (10, hard))  # inherited by the fork servers
-            return True
-        st = slurp("/proc/self/status")
-        i = st.index(b"\nCapEff:")
-        return bool(int(st[i + 8:st.index(b"\n", i + 8)].strip(), 16) & (1 << 23))  # CAP_SYS_NICE
-    except (OSError, ValueError):
-        return False
-
-
-# Whether the fork servers wait at the lowest priority (Zygote.start).
-RENICE = SWEEP and can_renice()
 
 OOM_MARKERS = ["MemoryError", "std::bad_alloc"]
 
@@ -614,10 +595,6 @@ def wait_job(ch):
     if not msg or len(fds) != 3:
         os._exit(0)
     try:
-        # Off the fork server's lowest priority (it waited during another run), to the run's
-        # nice 10 before the ack (RLIMIT_NICE 10 allows no lower).
-        if os.getpriority(os.PRIO_PROCESS, 0) > 10:
-            os.setpriority(os.PRIO_PROCESS, 0, 10)
         ru = resource.getrusage(resource.RUSAGE_SELF)
         ch.send(b"k%d %d" % (ru.ru_minflt, int((ru.ru_utime + ru.ru_stime) * 1e6)))
     except OSError:
@@ -646,7 +623,7 @@ def setup(req, fds):
     sock.close()
     os.setsid()
     if req["nice"]:
-        os.setpriority(os.PRIO_PROCESS, 0, 10)  # (absolute: it may have waited at 19)
+        os.setpriority(os.PRIO_PROCESS, 0, 10)  # (absolute: the fork server is at 10 already)
     for i, fd in enumerate(fds):
         os.dup2(fd, i)
     os.closerange(3, 65536)
@@ -804,14 +781,14 @@ class Zygote:
                 self.skipped = []
             mine.settimeout(None)
             self.sock, self.pid = mine, pid
-            # Its forks and the pre-forked processes' rehearsals now overlap a run (prefork): at
-            # the lowest priority, below the run's nice 10, they take the container's CPU time the
-            # run leaves and delay it little. A pre-forked process takes the run's nice 10 when it
-            # has its run, which needs CAP_SYS_NICE (bwrap's slots) or RLIMIT_NICE 10 (Docker's
-            # default profile has neither, and this host's dockerd could not set the limit): else
-            # the fork server waits at the run's own nice 10, not above the run as at 0.
+            # Its forks and the pre-forked processes' rehearsals overlap the runner's leftover
+            # sweep, wipe and reply (prefork, asked for once a run is reaped): at the run's nice 10,
+            # below the runner's 0, they take the CPU time the runner leaves and do not lengthen
+            # its work (at 0 they did, issue 31's first round). A run's process keeps the 10 it
+            # has: it could not go back to 0 (no CAP_SYS_NICE in Docker's default set, and
+            # RLIMIT_NICE 0), nor does it need to.
             try:
-                os.setpriority(os.PRIO_PROCESS, pid, 19 if RENICE else 10)
+                os.setpriority(os.PRIO_PROCESS, pid, 10)
             except OSError:
                 pass
             self.prefork()
@@ -823,9 +800,9 @@ class Zygote:
             self.sock = None
 
     def prefork(self):
-        """Asks the fork server for the next run's process now (as soon as the current run's
-        process has its run, else after the reply): a run then starts without waiting for a
-        fork. At most one is asked for and not yet taken."""
+        """Asks the fork server for the next run's process now (once the current run is reaped,
+        else after the reply): a run then starts without waiting for a fork. At most one is asked
+        for and not yet taken."""
         if self.sock is None or self.asked:
             return
         try:
@@ -878,15 +855,6 @@ class Zygote:
         finally:
             ch.close()
         if ok:
-            # The next run's process is asked for now, while this one runs: its fork and
-            # rehearsal are done on the container's other CPU time instead of between this reply
-            # and the next job (1.5-2 ms back to back, less than they take). It is root, in the
-            # fork server's session, with no run until the next job: the leftover sweep (the run
-            # uid's processes) neither counts nor kills it, the program cannot signal or trace it,
-            # and its CPU is not the run's (WaitMeter). Where no meter can tell its CPU from the
-            # run's, it is asked for after the reply, as before.
-            if METER:
-                self.prefork()
             # Its minor page faults and CPU time before it had the run (fork, rehearsal): the
             # run's own are the rest of its rusage (`faults` and `runCpuMs` with the phases).
             try:
@@ -1010,6 +978,11 @@ def spawn(argv, cwd, stdin, lim, extra_env=None, oom=None, warm=False, preload=(
         nproc = int(lim["nproc"]) if lim.get("nproc") else 0
         pid = zyg.spawn(taken, script, cwd, [r_in, w_out, w_err], env, cpu_s, mem, nproc, ini)
     before = zyg.before if pid is not None else (0, 0)
+    if pid is not None and before and str(pid) in meter.seen:
+        # What the pre-forked process ran after the meter's first read and before it had the run
+        # (the rest of a rehearsal step under way when its job came) is the fork server's work,
+        # not the run's: it is the run's own from here (it leaves the fork server's session).
+        meter.machinery_ns += max(0, before[1] * 1000 - meter.seen[str(pid)][0])
     if pid is None:
         pid = os.fork()
     if pid == 0:
@@ -1069,8 +1042,8 @@ def spawn(argv, cwd, stdin, lim, extra_env=None, oom=None, warm=False, preload=(
 
     def tree_cpu_ns():
         cg = cgroup_cpu_ns()
-        # Less the runner's own CPU, and the fork servers' (the next run's process forked and
-        # rehearsing meanwhile), as of the meter's sample just before.
+        # Less the runner's own CPU, and the fork servers' (WaitMeter), as of the meter's sample
+        # just before.
         return None if cg is None or cg0 is None else max(0, (cg - cg0) - (self_cpu_ns() - me0) - meter.machinery_ns)
 
     while True:
@@ -1145,6 +1118,15 @@ def spawn(argv, cwd, stdin, lim, extra_env=None, oom=None, warm=False, preload=(
     mark("collected")
     wait_ms = min(wall_ms, meter.wait_ns / 1e6)
     tree = tree_cpu_ns()
+    if zyg is not None:
+        # The next run's process is asked for now, once this run's process is reaped and its CPU
+        # read, not after the reply: its fork and rehearsal overlap the leftover sweep, the wipe,
+        # the reply and the host's next job (back to back, the 1.5-2 ms between a reply and the
+        # next job were less than they take). Not earlier: a run sees the processes a fresh one
+        # does (the runner, the fork server, itself), and no fork server's work is on its clock.
+        # It is root, in the fork server's session, with no run until the next job: the leftover
+        # sweep (the run uid's processes) neither counts nor kills it.
+        zyg.prefork()
     os.close(pidfd)
     for fd in list(open_fds):
         os.close(fd)
@@ -1327,8 +1309,8 @@ def main():
         res["id"] = job.get("id")
         out.write(json.dumps(res).encode() + b"\n")
         out.flush()
-        # The next run's process, if none was asked for during this run (a run that fell back to
-        # fork and exec, a fork server started by it, no meter): forked while the host reads this
+        # The next run's process, if none was asked for once this job's run was reaped (a job
+        # that ran no warm command, or ended before its run): forked while the host reads this
         # reply and sends the next job.
         for z in (ZYG, RBZ, PHPZ):
             z.prefork()
