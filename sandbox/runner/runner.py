@@ -332,6 +332,8 @@ class WaitMeter:
         self.last = time.monotonic()
         self.runnable = False
         self.sessions = machinery_sessions() if self.on else set()
+        # The program's processes (pids) at the last sample.
+        self.program = set()
         if self.on:
             self.seen, _, _ = self._read()  # whatever exists before the program starts is not its wait
 
@@ -339,6 +341,7 @@ class WaitMeter:
         me = str(os.getpid())
         out = {}
         mach = set()
+        self.program = set()
         runnable = False
         for p in _listdir("/proc"):
             if not p.isdigit() or p == me:
@@ -349,6 +352,8 @@ class WaitMeter:
                 ours = int(st[3]) in self.sessions
             except (OSError, ValueError, IndexError):
                 continue
+            if not ours:
+                self.program.add(p)
             for t in _listdir("/proc/%s/task" % p):
                 try:
                     fields = slurp("/proc/%s/task/%s/schedstat" % (p, t)).split()
@@ -1036,6 +1041,7 @@ def spawn(argv, cwd, stdin, lim, extra_env=None, oom=None, warm=False, preload=(
         poller.register(w_in, select.POLLOUT)
     killed_by = None
     exited = False
+    lone_exit = False
     grace_until = None
     tick = 0.1
     used = None
@@ -1069,6 +1075,9 @@ def spawn(argv, cwd, stdin, lim, extra_env=None, oom=None, warm=False, preload=(
                 # A zombie's schedstat is still there and final: take its last tick now, before
                 # the reap below loses it.
                 meter.sample()
+                # With no other process of the program's left (most runs), nothing of it can run
+                # after this: the sample after the reap would add nothing.
+                lone_exit = meter.on and meter.program <= {str(pid)}
                 exited = True
                 grace_until = time.monotonic() + 0.05
                 poller.unregister(pidfd)
@@ -1114,7 +1123,8 @@ def spawn(argv, cwd, stdin, lim, extra_env=None, oom=None, warm=False, preload=(
             if time.monotonic() > settle:
                 break
             time.sleep(0.001)
-    meter.sample()
+    if not lone_exit:
+        meter.sample()
     mark("collected")
     wait_ms = min(wall_ms, meter.wait_ns / 1e6)
     tree = tree_cpu_ns()
