@@ -101,6 +101,22 @@ for (const [name, open] of [["docker", () => openDockerForTests(1)], ["bwrap", (
       assert.equal(r.stdout.trim(), "[]", "the next run finds none of it");
     });
 
+    test("a warm run's nice value is 10, as a forked-and-exec'd run's (the fork servers run at 10; a run sets its own, not adds to it)", { skip, timeout: 120_000 }, async () => {
+      const probes: [string, string][] = [
+        ["python", "import os\nprint(os.getpriority(os.PRIO_PROCESS, 0))"],
+        ["ruby", "puts Process.getpriority(Process::PRIO_PROCESS, 0)"],
+        ["php", "<?php echo pcntl_getpriority(), \"\\n\";"],
+      ];
+      for (const [language, code] of probes) {
+        if (!sb!.languages.includes(language)) continue; // (the scripting image not built here)
+        for (let i = 0; i < 3; i++) { // the first starts the fork server; the others are forked from it
+          const r = await sb!.run({ language, code, limits: LIMITS });
+          assert.equal(r.status, "finished", `${language}: ${r.message ?? ""} ${r.stderr}`);
+          assert.equal(r.stdout.trim(), "10", `${language} run ${i}`);
+        }
+      }
+    });
+
     test("back to back with no pause, every run is a warm one on the same slot, untainted, and its CPU time is its own", { skip, timeout: 120_000 }, async () => {
       const once = async () => {
         const r = await sb!.run({ language: "python", code: TRIVIAL, stdin: "1000\n", limits: LIMITS });
