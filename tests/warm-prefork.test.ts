@@ -56,7 +56,7 @@ print(json.dumps({"servers": len(servers), "waiting": len(waiting), "started": i
 `;
 
 for (const [name, open] of [["docker", () => openDockerForTests(1)], ["bwrap", () => openBwrapForTests(1)]] as const) {
-  describe(`${name}: the next run's process is forked while a run executes`, async () => {
+  describe(`${name}: the next run's process is forked once a run is reaped`, async () => {
     const opened = await open();
     const sb = opened.sandbox;
     after(() => sb?.close());
