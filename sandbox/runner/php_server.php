@@ -87,7 +87,8 @@ $__assay = (function () {
     // script, cwd, cpu_s, mem, nproc, uid, nice, settings (k=v, \x01-separated), then KEY=VALUE
     try {
         posix_setsid();
-        if ($f[6] !== '') proc_nice(10);
+        // Absolute (proc_nice adds to it): the fork server is at 10 already (runner.py's Zygote.start).
+        if ($f[6] !== '') pcntl_setpriority(10);
         foreach ($new as $i => $fd) $ffi->dup2($fd, $i);
         foreach ($received as $r) {
             if (is_resource($r)) fclose($r);
