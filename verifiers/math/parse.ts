@@ -5,8 +5,27 @@
  */
 import { ComputeEngine } from "@cortex-js/compute-engine";
 // the number-only build loads in half the time of the full one; parsing needs nothing more
-import { parse as mathjsParse } from "mathjs/number";
+import {
+  parse as mathjsParse, AccessorNode, ArrayNode, AssignmentNode, BlockNode, ConditionalNode, ConstantNode, FunctionAssignmentNode,
+  FunctionNode, IndexNode, ObjectNode, OperatorNode, ParenthesisNode, RangeNode, RelationalNode,
+} from "mathjs/number";
 import { fromMathjs, type Expr } from "./expr.js";
+
+/**
+ * mathjs (15.2.0) sets each of these node classes' `name` with `Object.defineProperty` (babel's
+ * helper), which leaves the class constructor in dictionary mode; V8 (Node 20's 11.3, and 22 and
+ * 24 alike) then aborts every optimising compile of code that constructs the class ("Bailed out
+ * due to dependency change") and starts it again, for as long as the process parses: `new
+ * ConstantNode(10)` in a loop, 1,200 aborted compiles in 3 s, ~0.3-7 ms of a compiler thread each,
+ * and `parseNumber`, `parseParentheses` and their callers never optimised (bench/README.md, issue
+ * 38 sixth pass). Declaring a subclass sets the class up as a prototype in fast mode, which ends
+ * it; the classes themselves are unchanged. tests: verifiers/math/parse-fast.test.ts.
+ */
+export const MATHJS_NODE_CLASSES = [
+  AccessorNode, ArrayNode, AssignmentNode, BlockNode, ConditionalNode, ConstantNode, FunctionAssignmentNode,
+  FunctionNode, IndexNode, ObjectNode, OperatorNode, ParenthesisNode, RangeNode, RelationalNode,
+] as unknown as (new (...args: never[]) => object)[];
+for (const C of MATHJS_NODE_CLASSES) void class extends C {};
 
 export type Value =
   /**
