@@ -7,6 +7,8 @@ import type { RunOutcome, Sandbox } from "../sandbox/types.js";
 import { openDocker, dockerOptions } from "../sandbox/docker/index.js";
 import { loadConfig } from "../src/core/config.js";
 import { openBwrap } from "../sandbox/bwrap/index.js";
+import { Worker } from "../sandbox/docker/worker.js";
+import { WarmSlot } from "../sandbox/bwrap/warm.js";
 
 export const IN_CI = process.env.CI === "true";
 
@@ -68,4 +70,23 @@ export async function assertCleanAfterPollution(run: (code: string) => Promise<R
     assert.deepEqual(seen, clean);
   }
   assert.equal(randoms.size, 2, "two runs drew the same first random number: the random state is shared");
+}
+
+/**
+ * Makes every job sent to a docker worker or a warm bwrap slot from now on ask for the runner's
+ * phases (the run's own faults and CPU), and returns the list the runner's raw replies are pushed
+ * to, in order (tests/warm-run-cost.test.ts, tests/warm-prefork.test.ts).
+ */
+export function recordRunnerReplies<R>(): R[] {
+  const replies: R[] = [];
+  for (const C of [Worker, WarmSlot] as unknown as { prototype: { exec: (job: any, ...a: unknown[]) => Promise<any> } }[]) {
+    const orig = C.prototype.exec;
+    C.prototype.exec = async function (this: unknown, job: any, ...a: unknown[]) {
+      job.phases = true;
+      const r = await orig.call(this, job, ...a);
+      replies.push(r);
+      return r;
+    };
+  }
+  return replies;
 }

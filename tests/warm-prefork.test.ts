@@ -11,24 +11,13 @@
  */
 import { test, describe, after } from "node:test";
 import assert from "node:assert/strict";
-import { openDockerForTests, openBwrapForTests } from "./sandboxes.js";
-import { Worker } from "../sandbox/docker/worker.js";
-import { WarmSlot } from "../sandbox/bwrap/warm.js";
+import { openDockerForTests, openBwrapForTests, recordRunnerReplies } from "./sandboxes.js";
 import { BwrapSandbox } from "../sandbox/bwrap/index.js";
 
 // Every job of this file asks for the runner's phases (the run's own faults and CPU); the
 // runner's raw replies (with `leftover` and `tainted`) are kept for the tests.
 type Reply = { status: string; faults?: number; runCpuMs?: number; cpuMs?: number; leftover?: boolean; tainted?: boolean; phases?: [string, number][] };
-const replies: Reply[] = [];
-for (const C of [Worker, WarmSlot] as unknown as { prototype: { exec: (job: any, ...a: unknown[]) => Promise<any> } }[]) {
-  const orig = C.prototype.exec;
-  C.prototype.exec = async function (this: unknown, job: any, ...a: unknown[]) {
-    job.phases = true;
-    const r = await orig.call(this, job, ...a);
-    replies.push(r);
-    return r;
-  };
-}
+const replies = recordRunnerReplies<Reply>();
 
 const LIMITS = { wallMs: 30_000, cpuMs: 10_000 };
 const TRIVIAL = "n = int(input())\nprint(sum(i * i for i in range(n)))\n";

@@ -11,22 +11,11 @@
  */
 import { test, describe, after } from "node:test";
 import assert from "node:assert/strict";
-import { openDockerForTests, openBwrapForTests } from "./sandboxes.js";
-import { Worker } from "../sandbox/docker/worker.js";
-import { WarmSlot } from "../sandbox/bwrap/warm.js";
+import { openDockerForTests, openBwrapForTests, recordRunnerReplies } from "./sandboxes.js";
 import { BwrapSandbox } from "../sandbox/bwrap/index.js";
 
 // Every job of this file asks for the runner's phases; the replies are kept for the tests.
-const replies: { faults?: number; runCpuMs?: number; status: string }[] = [];
-for (const C of [Worker, WarmSlot] as unknown as { prototype: { exec: (job: any, ...a: unknown[]) => Promise<any> } }[]) {
-  const orig = C.prototype.exec;
-  C.prototype.exec = async function (this: unknown, job: any, ...a: unknown[]) {
-    job.phases = true;
-    const r = await orig.call(this, job, ...a);
-    replies.push(r);
-    return r;
-  };
-}
+const replies = recordRunnerReplies<{ faults?: number; runCpuMs?: number; status: string }>();
 
 const PROGRAM = "n = int(input())\nprint(sum(i * i for i in range(n)))\n";
 const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
