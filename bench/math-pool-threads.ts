@@ -12,11 +12,11 @@
 import { readFileSync, readdirSync } from "node:fs";
 import { MathPool } from "../verifiers/math/pool.js";
 import type { Task } from "../verifiers/math/worker.js";
-import { conformanceTasks, hardTasks, ordinaryTasks } from "./math-sets.js";
+import { tasksOf, type SetName } from "./math-sets.js";
 
 const arg = (name: string, d: number) => { const i = process.argv.indexOf(name); return i > 0 ? Number(process.argv[i + 1]) : d; };
 const which = process.argv[2] && !process.argv[2].startsWith("--") ? process.argv[2] : "ordinary";
-const tasks: Task[] = which === "hard" ? hardTasks(240) : which === "conformance" ? conformanceTasks() : ordinaryTasks(240);
+const tasks: Task[] = tasksOf(which as SetName);
 const threads = arg("--threads", 2), callers = arg("--callers", 32), batch = arg("--batch", 1);
 const warm = arg("--warm", 5), rounds = arg("--rounds", 3), seconds = arg("--seconds", 2);
 

@@ -55,6 +55,10 @@ export function ordinaryTasks(n: number): Task[] {
   });
 }
 
+/** The three sets by name, as the benches' command lines take them. */
+export type SetName = "conformance" | "hard" | "ordinary";
+export const tasksOf = (name: SetName): Task[] => (name === "hard" ? hardTasks(240) : name === "ordinary" ? ordinaryTasks(240) : conformanceTasks());
+
 export function inline(tasks: Task[], secs: number): number {
   let done = 0;
   const t0 = performance.now();

@@ -14,10 +14,9 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { grade } from "../verifiers/math/grade.js";
 import type { Task } from "../verifiers/math/worker.js";
-import { conformanceTasks, hardTasks, ordinaryTasks } from "./math-sets.js";
+import { tasksOf as setOf, type SetName } from "./math-sets.js";
 
-export type SetName = "conformance" | "hard" | "ordinary";
-const setOf = (name: SetName): Task[] => (name === "hard" ? hardTasks(240) : name === "ordinary" ? ordinaryTasks(240) : conformanceTasks());
+export type { SetName };
 const threadCpuUs = () => Number(readFileSync("/proc/thread-self/schedstat", "utf8").split(" ")[0]) / 1000;
 
 /** One round of a grading thread: items graded and its own CPU µs per item. */
