@@ -16,17 +16,17 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import run, { PROGRESS_SLOTS, type Task } from "../verifiers/math/worker.js";
 import { tasksOf, type SetName } from "./math-sets.js";
+import { threadCpuUs, workerExecArgv } from "./math-two-at-once.js";
 
 /** Atomics.waitAsync (in V8 and Node 16+; not in this project's TypeScript lib, es2022). */
 const waitAsync = (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number): { async: boolean; value: Promise<string> | string } }).waitAsync;
-const threadCpuUs = () => Number(readFileSync("/proc/thread-self/schedstat", "utf8").split(" ")[0]) / 1000;
 /** Bytes of one ring slot, each way. */
 const SLOT = 1 << 20;
 /** ctrl: [0] chunks posted, [1] chunks answered, [2 + k] request bytes in slot k (-1: report CPU), [4 + k] answer bytes, [6] CPU µs per item x 10. */
 const POSTED = 0, ANSWERED = 1, REQ_LEN = 2, RES_LEN = 4, STAT = 6;
 
 interface Init { transportBench: true; set: SetName; file: string; ctrl: SharedArrayBuffer; req: SharedArrayBuffer; res: SharedArrayBuffer }
-type Ask = { loop: number } | { items: Task[] | null; idx: number[] | null; progress: Int32Array } | "stat" | "ring";
+type Ask = { loop: number } | { items: Task[]; progress: Int32Array } | "stat" | "ring";
 
 function worker(init: Init): void {
   const tasks = tasksOf(init.set);
@@ -75,9 +75,8 @@ function worker(init: Init): void {
       n = 0; c0 = threadCpuUs();
       return;
     }
-    const items = m.items ?? m.idx!.map((i) => tasks[i]);
-    n += items.length;
-    port.postMessage(run({ items, progress: m.progress }));
+    n += m.items.length;
+    port.postMessage(run(m));
   });
 }
 
@@ -88,8 +87,7 @@ async function main(): Promise<void> {
   const tasks = tasksOf(set);
   const init: Init = { transportBench: true, set, file: fileURLToPath(import.meta.url), ctrl: new SharedArrayBuffer(64), req: new SharedArrayBuffer(2 * SLOT), res: new SharedArrayBuffer(2 * SLOT) };
   const boot = fileURLToPath(new URL("../verifiers/math/worker-boot.mjs", import.meta.url));
-  const execArgv = process.execArgv.filter((a) => !a.startsWith("--") || a === "--import" || a === "--require" || a.startsWith("--import=") || a.startsWith("--require="));
-  const w = new Worker(boot, { workerData: init, execArgv });
+  const w = new Worker(boot, { workerData: init, execArgv: workerExecArgv() });
   w.on("error", (e) => { console.error(e); process.exit(1); });
   const reply = <T>(m: Ask) => new Promise<T>((res) => { w.once("message", res); w.postMessage(m); });
   let next = 0;
@@ -100,7 +98,7 @@ async function main(): Promise<void> {
     const end = performance.now() + seconds * 1000;
     await new Promise<void>((done) => {
       let inflight = 0;
-      const send = () => { inflight++; w.postMessage({ items: chunkOf().map((i) => tasks[i]), idx: null, progress: new Int32Array(new SharedArrayBuffer(4 * (PROGRESS_SLOTS + chunk))) }); };
+      const send = () => { inflight++; w.postMessage({ items: chunkOf().map((i) => tasks[i]), progress: new Int32Array(new SharedArrayBuffer(4 * (PROGRESS_SLOTS + chunk))) }); };
       const on = (m: { out: string }) => {
         JSON.parse(m.out);
         inflight--;

@@ -17,7 +17,11 @@ import type { Task } from "../verifiers/math/worker.js";
 import { tasksOf as setOf, type SetName } from "./math-sets.js";
 
 export type { SetName };
-const threadCpuUs = () => Number(readFileSync("/proc/thread-self/schedstat", "utf8").split(" ")[0]) / 1000;
+/** The calling thread's own CPU time, µs (/proc/thread-self/schedstat). */
+export const threadCpuUs = () => Number(readFileSync("/proc/thread-self/schedstat", "utf8").split(" ")[0]) / 1000;
+
+/** The process's tsx hooks (--import/--require and their values), not its V8 flags, which a worker refuses: a bench worker's execArgv. */
+export const workerExecArgv = () => process.execArgv.filter((a) => !a.startsWith("--") || a === "--import" || a === "--require" || a.startsWith("--import=") || a.startsWith("--require="));
 
 /** One round of a grading thread: items graded and its own CPU µs per item. */
 export interface Loop { n: number; cpu: number }
@@ -36,7 +40,7 @@ export class LoopThreads {
     const boot = fileURLToPath(new URL("../verifiers/math/worker-boot.mjs", import.meta.url));
     const file = fileURLToPath(import.meta.url);
     // tsx's hooks, not V8 flags (a worker refuses those: they are the process's)
-    const execArgv = process.execArgv.filter((a) => !a.startsWith("--") || a === "--import" || a === "--require" || a.startsWith("--import=") || a.startsWith("--require="));
+    const execArgv = workerExecArgv();
     this.workers = Array.from({ length: threads }, () => {
       const w = new Worker(boot, { workerData: { file, set, loopThread: true }, execArgv, resourceLimits: { maxOldGenerationSizeMb: 512 } });
       w.on("error", (e) => { console.error(e); process.exit(1); });
