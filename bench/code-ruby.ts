@@ -23,6 +23,7 @@ import { openBwrap } from "../sandbox/bwrap/index.js";
 import { loadConfig } from "../src/core/config.js";
 import type { Sandbox } from "../sandbox/types.js";
 import { closedLoop, sandboxCpuMs, table } from "./lib.js";
+import { EXPECT, STDIN } from "./code-program.js";
 
 const quick = process.argv.includes("--quick");
 const bi = process.argv.indexOf("--backends");
@@ -33,8 +34,6 @@ if (lang !== "ruby" && lang !== "php") throw new Error(`--lang ${JSON.stringify(
 const PROGRAM = lang === "php"
   ? "<?php\n$n = (int) fgets(STDIN);\n$s = 0;\nfor ($i = 0; $i < $n; $i++) $s += $i * $i;\necho $s, \"\\n\";\n"
   : "n = gets.to_i\nputs (0...n).sum { |i| i * i }\n";
-const STDIN = "1000\n";
-const EXPECT = String(Array.from({ length: 1000 }, (_, i) => i * i).reduce((a, b) => a + b, 0));
 const LIMITS = { wallMs: 30_000, cpuMs: 10_000 };
 /** MultiPL-E's shape: the function, then its test/unit test case (the harness runs it at exit). */
 const TESTUNIT = "require 'test/unit'\ndef sq_sum(n) = (0...n).sum { |i| i * i }\nclass TestHumanEval < Test::Unit::TestCase\n  def test_sq_sum\n    assert_equal(" + EXPECT + ", sq_sum(gets.to_i))\n  end\nend\n";

@@ -9,6 +9,7 @@
  */
 import { openDockerForTests, openBwrapForTests } from "../tests/sandboxes.js";
 import { sandboxCpuMs } from "./lib.js";
+import { PROGRAM, STDIN } from "./code-program.js";
 import { readFileSync } from "node:fs";
 import { Worker } from "../sandbox/docker/worker.js";
 import { WarmSlot } from "../sandbox/bwrap/warm.js";
@@ -29,12 +30,11 @@ for (const C of [Worker, WarmSlot] as unknown as { prototype: { exec: (job: any,
 // --gap MS: an idle pause before each timed test (untimed), as a verifier's and the HTTP path's
 // own work leaves between one test's reply and the next job; 0 (the default): back to back.
 const GAP = process.argv.includes("--gap") ? Number(process.argv[process.argv.indexOf("--gap") + 1]) : 0;
-const PROGRAM = "n = int(input())\nprint(sum(i * i for i in range(n)))\n";
 const out: string[] = [];
 for (const [name, open] of [["docker", openDockerForTests], ["bwrap", openBwrapForTests]] as const) {
   const o = await open(1);
   const sb = o.sandbox!;
-  const once = () => sb.run({ language: "python", code: PROGRAM, stdin: "1000\n", limits: { wallMs: 30_000, cpuMs: 10_000 } });
+  const once = () => sb.run({ language: "python", code: PROGRAM, stdin: STDIN, limits: { wallMs: 30_000, cpuMs: 10_000 } });
   for (let i = 0; i < 20; i++) await once();
   const N = Number(process.argv[process.argv.indexOf("--n") + 1]) || 150;
   own = [];

@@ -35,6 +35,7 @@ import { loadConfig } from "../src/core/config.js";
 import { openBwrap } from "../sandbox/bwrap/index.js";
 import type { Sandbox } from "../sandbox/types.js";
 import { childrenCpuMs, closedLoop, sandboxCpuMs, spawnOut, type Cell } from "./lib.js";
+import { CPP, EXPECT, PROGRAM, STDIN } from "./code-program.js";
 import Docker from "dockerode";
 import { spawnSync } from "node:child_process";
 import { LABEL, OWNER } from "../sandbox/docker/worker.js";
@@ -44,10 +45,6 @@ const quick = process.argv.includes("--quick");
 const waysArg = process.argv.indexOf("--ways");
 const only = waysArg > 0 ? new Set(process.argv[waysArg + 1].split(",")) : null;
 const want = (letter: string) => !only || only.has(letter);
-const CPP = "#include <cstdio>\nint main(){ long n; if (scanf(\"%ld\", &n) != 1) return 1; long s = 0; for (long i = 0; i < n; i++) s += i * i; printf(\"%ld\\n\", s); }\n";
-const PROGRAM = "n = int(input())\nprint(sum(i * i for i in range(n)))\n";
-const STDIN = "1000\n";
-const EXPECT = String(Array.from({ length: 1000 }, (_, i) => i * i).reduce((a, b) => a + b, 0));
 const LEVELS = [1, 16, 128];
 
 type RunOnce = () => Promise<string>;
