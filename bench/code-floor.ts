@@ -159,7 +159,8 @@ async function main() {
   console.log(`Python, no sandbox, p50: ${p50("reap").toFixed(2)} ms in Assay's order, ${p50("early").toFixed(2)} ms with a 4th process (issue 31's target: under 3 ms with the sandbox's work added)`);
   for (const b of boxes) console.log(`Assay ${b.name} p50 / the floor in Assay's order: ${(p50(b.name) / p50("reap")).toFixed(2)}x (${(p50(b.name) - p50("reap")).toFixed(2)} ms more)`);
   console.log(`C++ at 1 concurrent, one pipe hop in front of the bare spawn: ${(p50("hop") / p50("bare")).toFixed(2)}x the bare spawn (issue 31's target for the sandbox: within 1.2x)`);
+  for (const b of boxes) await b.close();
 }
 
 await main();
-process.exit(0); // the sandboxes' slots and containers are the test helpers' to reap
+process.exit(0); // the line servers' readline iterators would otherwise hold the loop
