@@ -163,4 +163,4 @@ async function main() {
 }
 
 await main();
-process.exit(0); // the line servers' readline iterators would otherwise hold the loop
+process.exit(0); // done: nothing a backend left scheduled is waited for
