@@ -22,14 +22,14 @@
  *   npx tsx bench/code-floor.ts [--n 300] [--rounds 3] [--sandbox]
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { copyFileSync, existsSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, rmSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { loadConfig } from "../src/core/config.js";
 import { recipeFor, rootfsDir } from "../sandbox/images.js";
 import { PY_PRELOAD } from "../sandbox/languages.js";
-import { CPP, EXPECT, PROGRAM, STDIN } from "./code-program.js";
+import { buildCppBare, EXPECT, PROGRAM, STDIN } from "./code-program.js";
 import { pct, spawnOut, table } from "./lib.js";
 import { openBackend } from "../tests/sandboxes.js";
 import type { Sandbox } from "../sandbox/types.js";
@@ -91,10 +91,19 @@ async function main() {
   const pyRoot = rootfsDir(recipeFor("python")!, config);
   const cppRoot = rootfsDir(recipeFor("cpp")!, config);
   for (const r of [pyRoot, cppRoot]) if (!existsSync(r)) throw new Error(`${r} missing: run bash scripts/setup-sandbox.sh first`);
-  copyFileSync(new URL("./harness/floor.py", import.meta.url), join(pyRoot, "sandbox", "run", "bench_floor.py"));
-  writeFileSync(join(cppRoot, "sandbox", "run", "bench_main.cpp"), CPP);
-  await spawnOut(["chroot", cppRoot, "g++", "-O2", "-std=gnu++17", "-pipe", "-o", "/sandbox/run/bench_main", "/sandbox/run/bench_main.cpp"]);
-  const cppArgv = ["chroot", cppRoot, "/sandbox/run/bench_main"];
+  const floorPy = join(pyRoot, "sandbox", "run", "bench_floor.py");
+  copyFileSync(new URL("./harness/floor.py", import.meta.url), floorPy);
+  const { argv: cppArgv, files } = await buildCppBare(cppRoot);
+  // the images' root filesystems are the sandboxes': nothing of the bench stays in them
+  const leftovers = [floorPy, ...files];
+  try {
+    await measure(pyRoot, cppArgv);
+  } finally {
+    for (const f of leftovers) rmSync(f, { force: true });
+  }
+}
+
+async function measure(pyRoot: string, cppArgv: string[]) {
   const preload = ["ast", ...PY_PRELOAD].join(",");
   const pyJob = JSON.stringify({ code: PROGRAM, stdin: STDIN }) + "\n";
   const floor = (mode: string) => new LineServer(spawn("chroot", [pyRoot, "/usr/bin/python3", "/sandbox/run/bench_floor.py", preload, mode], { stdio: ["pipe", "pipe", "pipe"] }));

@@ -35,7 +35,7 @@ import { loadConfig } from "../src/core/config.js";
 import { openBwrap } from "../sandbox/bwrap/index.js";
 import type { Sandbox } from "../sandbox/types.js";
 import { childrenCpuMs, closedLoop, sandboxCpuMs, spawnOut, type Cell } from "./lib.js";
-import { CPP, EXPECT, PROGRAM, STDIN } from "./code-program.js";
+import { buildCppBare, CPP, EXPECT, PROGRAM, STDIN } from "./code-program.js";
 import Docker from "dockerode";
 import { spawnSync } from "node:child_process";
 import { LABEL, OWNER } from "../sandbox/docker/worker.js";
@@ -159,12 +159,12 @@ async function main() {
   // C++: the binary bare (f) against Assay's docker (g) and bwrap (h) running the same source.
   const cppRecipe = recipeFor("cpp")!;
   const cppRoot = rootfsDir(cppRecipe, config);
-  const cppBare = join(cppRoot, "sandbox", "run", "bench_main");
+  const cppFiles: string[] = [];
   const smallCounts = quick ? [40, 120, 256] : [150, 600, 1200];
   if (want("f")) {
-    writeFileSync(cppBare + ".cpp", CPP);
-    await spawnOut(["chroot", cppRoot, "g++", "-O2", "-std=gnu++17", "-pipe", "-o", "/sandbox/run/bench_main", "/sandbox/run/bench_main.cpp"]);
-    ways.push({ name: "(f) C++ binary run directly (bare)", run: () => spawnOut(["chroot", cppRoot, "/sandbox/run/bench_main"], STDIN), counts: smallCounts, cpu: "bare" });
+    const bare = await buildCppBare(cppRoot);
+    cppFiles.push(...bare.files);
+    ways.push({ name: "(f) C++ binary run directly (bare)", run: () => spawnOut(bare.argv, STDIN), counts: smallCounts, cpu: "bare" });
   }
   const cppRun = (sb: Sandbox) => async () => {
     const r = await sb.run({ language: "cpp", code: CPP, stdin: STDIN, limits: { wallMs: 30_000, cpuMs: 10_000 }, compileWallMs: 120_000 });
@@ -199,8 +199,7 @@ async function main() {
     await closeAll();
     rmSync(work, { recursive: true, force: true });
     rmSync(join(rootfs, "sandbox", "run", "bench_main.py"), { force: true });
-    rmSync(cppBare, { force: true });
-    rmSync(cppBare + ".cpp", { force: true });
+    for (const f of cppFiles) rmSync(f, { force: true });
   }
 
   const lines: string[] = [];

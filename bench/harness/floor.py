@@ -7,7 +7,9 @@
 #
 # argv[2], when the next test's process is forked:
 #   reply - after the reply is written (the order before issue 31's fifth round)
-#   reap  - once the run is reaped, before its output is read and the reply written (Assay's order)
+#   reap  - once the run is reaped, before its output is read and the reply written (Assay's order;
+#           here the fork is this process's own, so the reply waits for it, where runner.py's
+#           fork server forks beside the runner's reply: "reply" is the nearer model of that)
 #   early - as soon as the run has its job, so it forks while the run runs (a process the run can
 #           see: tests/sandbox-adversarial.test.ts allows a run only the runner, the fork server
 #           and itself)
@@ -58,7 +60,7 @@ def prefork():
             exec(compile(job["code"], "main.py", "exec"), g)
             rc = 0
         except SystemExit as e:
-            rc = e.code if isinstance(e.code, int) else 1
+            rc = 0 if e.code is None else e.code if isinstance(e.code, int) else 1
         except BaseException:
             rc = 1
         sys.stdout.flush()
