@@ -13,6 +13,7 @@
  */
 import type { RunOutcome, RunRequest, Sandbox } from "../types.js";
 import { limitsOf, sandboxError } from "../job.js";
+import { cpuTimeOf, disposeOf } from "../../src/core/isolate.js";
 
 const BOOTSTRAP = `
 (function () {
@@ -337,7 +338,8 @@ export class JsSandbox implements Sandbox {
       const r = resultOf(raw);
       const wallMs = performance.now() - t0;
       if (!r) return { ...base, status: "runtime_error", stderr: "the program's result could not be read (it tampered with the runtime)", wallMs, cpuMs: null };
-      const cpuMs = Number(isolate.cpuTime) / 1e6;
+      const cpu = cpuTimeOf(isolate);
+      const cpuMs = cpu === undefined ? null : Number(cpu) / 1e6;
       return {
         status: r.over ? "output_limit" : "finished",
         exitCode: r.code,
@@ -353,7 +355,7 @@ export class JsSandbox implements Sandbox {
       if (/memory limit|disposed/i.test(msg)) return { ...base, status: "memory_limit", wallMs: performance.now() - t0, cpuMs: null, message: msg };
       return sandboxError(`isolated-vm failed: ${msg}`, performance.now() - t0);
     } finally {
-      if (!isolate.isDisposed) isolate.dispose();
+      disposeOf(isolate);
     }
   }
 

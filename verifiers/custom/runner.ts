@@ -15,6 +15,7 @@
  */
 import type IvmNs from "isolated-vm";
 import { BOOTSTRAP } from "./bootstrap.js";
+import { cpuTimeOf, disposeOf } from "../../src/core/isolate.js";
 
 type Ivm = typeof IvmNs;
 type RunRef = IvmNs.Reference<(input: string, many?: boolean) => unknown>;
@@ -82,19 +83,22 @@ function limited<T>(isolate: IvmNs.Isolate, holder: { tail: Promise<unknown> } |
     // whatever else the server did meanwhile). On a host busy with other processes the second
     // is close to the isolate's own; with many calls running in this server at once it counts
     // theirs too, so the limit can only come early, never late.
-    const cpu0 = isolate.cpuTime;
+    const cpu0 = cpuTimeOf(isolate) ?? 0n;
     const proc0 = process.cpuUsage();
     const procUsed = () => {
       const d = process.cpuUsage(proc0);
       return (d.user + d.system) / 1000;
     };
-    const used = () => Math.min(isolate.isDisposed ? Infinity : Number(isolate.cpuTime - cpu0) / 1e6, procUsed());
+    const used = () => {
+      const t = cpuTimeOf(isolate);
+      return Math.min(t === undefined ? Infinity : Number(t - cpu0) / 1e6, procUsed());
+    };
     let killed = "";
     const every = Math.max(5, Math.min(100, Math.floor(cpuMs / 5)));
     const watch = setInterval(() => {
       if (!isolate.isDisposed && used() > cpuMs) {
         killed = ` (stopped at ${Math.round(used())} ms)`;
-        isolate.dispose();
+        disposeOf(isolate);
       }
     }, every);
     const t0 = performance.now();
@@ -319,7 +323,7 @@ export class CustomRunner {
       if (run.typeof !== "function") throw new Error("the module did not load");
       return { isolate, run, tail: Promise.resolve() };
     } catch (e) {
-      if (!isolate.isDisposed) isolate.dispose();
+      disposeOf(isolate);
       if (e instanceof CpuLimit) throw new Error(`timed out: loading the module ${e.message} (loading may take ${Math.max(LOAD_CPU_MS, this.limits.timeoutMs)} ms of CPU)`);
       throw e;
     }
@@ -329,7 +333,7 @@ export class CustomRunner {
   private drop(key: string, loaded?: Loaded): void {
     if (loaded) {
       this.retired.add(loaded);
-      if (!loaded.isolate.isDisposed) loaded.isolate.dispose();
+      disposeOf(loaded.isolate);
       if (this.made.get(key) === loaded) {
         this.loadedBy.delete(key);
         this.made.delete(key);
@@ -341,7 +345,7 @@ export class CustomRunner {
     this.made.delete(key);
     p?.then((l) => {
       this.retired.add(l);
-      if (!l.isolate.isDisposed) l.isolate.dispose();
+      disposeOf(l.isolate);
     }, () => {});
   }
 
@@ -353,7 +357,7 @@ export class CustomRunner {
   async close(): Promise<void> {
     const all = [...this.loadedBy.values()];
     this.loadedBy.clear();
-    await Promise.allSettled(all.map((p) => p.then((l) => !l.isolate.isDisposed && l.isolate.dispose())));
+    await Promise.allSettled(all.map((p) => p.then((l) => disposeOf(l.isolate))));
   }
 }
 
