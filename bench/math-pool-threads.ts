@@ -5,7 +5,9 @@
  * process's CPU µs per item, items per chunk, and for every thread of the process (the main
  * thread; the pool's workers, the largest others; V8's helper threads, the small ones) its CPU µs
  * per item (/proc/self/task/TID/schedstat) and its voluntary / involuntary context switches per
- * chunk (a worker preempted about once a chunk is the main thread's wake-up taking its core). Issue 38, sixth pass (bench/README.md).
+ * chunk (a worker preempted about once a chunk is the main thread's wake-up taking its core), and
+ * (single-item callers) the items' own wall time inside grade() in the workers (`Done.ownMs`),
+ * to set beside a loop's CPU per item. Issue 38, sixth and eighth passes (bench/README.md).
  *
  *   npx tsx bench/math-pool-threads.ts [conformance|hard|ordinary] [--threads 2] [--callers 32] [--batch 1] [--warm 5] [--rounds 3] [--seconds 2]
  */
@@ -37,12 +39,17 @@ function threadStats(): Map<string, ThreadStat> {
   return m;
 }
 
+/** Sum of the items' own wall time in their worker (Done.ownMs), ms: single-item callers only. */
+let ownMs = 0;
 async function drive(pool: MathPool, secs: number): Promise<number> {
   let done = 0, i = 0;
   const end = performance.now() + secs * 1000;
   const caller = async () => {
     while (performance.now() < end) {
-      if (batch <= 1) await pool.run(tasks[i++ % tasks.length]);
+      if (batch <= 1) {
+        const d = await pool.submit(tasks[i++ % tasks.length]).done;
+        ownMs += d.ownMs; // after the await: \`ownMs += await …\` would read ownMs before it
+      }
       else await Promise.all(Array.from({ length: batch }, () => pool.submit(tasks[i++ % tasks.length]).done));
       done += Math.max(1, batch);
     }
@@ -56,6 +63,7 @@ await pool.ready();
 await drive(pool, warm);
 console.log(`${which}: ${threads} threads, ${callers} callers of ${batch} item(s), load ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")}`);
 for (let r = 0; r < rounds; r++) {
+  ownMs = 0;
   const s0 = threadStats(), c0 = process.cpuUsage(), t0 = performance.now(), k0 = pool.stats.chunks;
   const n = await drive(pool, seconds);
   const c = process.cpuUsage(c0), s1 = threadStats(), chunks = pool.stats.chunks - k0;
@@ -68,6 +76,6 @@ for (let r = 0; r < rounds; r++) {
     const role = tid === String(process.pid) ? "main" : `tid ${tid}`;
     parts.push(`${role} ${us.toFixed(1)} (ctx/chunk v${((b.vol - a.vol) / chunks).toFixed(2)} i${((b.invol - a.invol) / chunks).toFixed(2)})`);
   }
-  console.log(`${(n / ((performance.now() - t0) / 1000)).toFixed(0)} items/s, ${((c.user + c.system) / n).toFixed(1)} µs CPU/item, ${(n / chunks).toFixed(1)} items/chunk | µs/item by thread: ${parts.join(", ")}`);
+  console.log(`${(n / ((performance.now() - t0) / 1000)).toFixed(0)} items/s, ${((c.user + c.system) / n).toFixed(1)} µs CPU/item, ${(n / chunks).toFixed(1)} items/chunk${batch <= 1 ? `, own wall time in grade() ${((ownMs * 1000) / n).toFixed(1)} µs/item` : ""} | µs/item by thread: ${parts.join(", ")}`);
 }
 await pool.close();

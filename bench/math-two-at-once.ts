@@ -7,7 +7,11 @@
  * bound" column, issue 38): if two threads grading with no messages at all get 1.3x one thread,
  * no dispatch gets the pool past 1.3x.
  *
- *   npx tsx bench/math-two-at-once.ts [conformance|hard|ordinary] [--rounds 5] [--seconds 1] [--warm 3]
+ * `--noise`: each round also runs the two at once while this (the main) thread works in bursts
+ * (100 µs busy, then a timer of ~1 ms), as a pool's dispatching thread does: what a third
+ * runnable thread on the two cores costs the grading threads, with no message to them.
+ *
+ *   npx tsx bench/math-two-at-once.ts [conformance|hard|ordinary] [--rounds 5] [--seconds 1] [--warm 3] [--noise]
  */
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
 import { readFileSync } from "node:fs";
@@ -63,6 +67,19 @@ export class LoopThreads {
   }
 }
 
+/** Keeps this thread busy `busyUs` at a time, a timer turn (~1 ms) apart, until the returned stop is called. */
+function bursts(busyUs: number): () => void {
+  let on = true;
+  const tick = () => {
+    if (!on) return;
+    const end = performance.now() + busyUs / 1000;
+    while (performance.now() < end) { /* a dispatch's worth of work */ }
+    setTimeout(tick, 0);
+  };
+  tick();
+  return () => { on = false; };
+}
+
 async function main(): Promise<void> {
   const arg = (name: string) => { const i = process.argv.indexOf(name); return i > 0 ? process.argv[i + 1] : undefined; };
   const which = (process.argv[2] && !process.argv[2].startsWith("--") ? process.argv[2] : "conformance") as SetName;
@@ -72,7 +89,8 @@ async function main(): Promise<void> {
   loop(set, warm);
   await threads.run(warm);
   const main1: number[] = [], alone: number[] = [], both: number[] = [], procAlone: number[] = [], procBoth: number[] = [];
-  let nAlone = 0, nBoth = 0;
+  const noisy: number[] = [];
+  let nAlone = 0, nBoth = 0, nNoisy = 0;
   for (let r = 0; r < rounds; r++) {
     main1.push(loop(set, secs).cpu);
     let p0 = process.cpuUsage();
@@ -83,12 +101,19 @@ async function main(): Promise<void> {
     const b = await threads.run(secs);
     p = process.cpuUsage(p0);
     both.push((b[0].cpu + b[1].cpu) / 2); nBoth += b[0].n + b[1].n; procBoth.push((p.user + p.system) / (b[0].n + b[1].n));
+    if (process.argv.includes("--noise")) {
+      const stop = bursts(100);
+      const x = await threads.run(secs);
+      stop();
+      noisy.push((x[0].cpu + x[1].cpu) / 2); nNoisy += x[0].n + x[1].n;
+    }
   }
   const s = (a: number[]) => { const x = [...a].sort((p, q) => p - q); return `min ${x[0].toFixed(0)}, median ${x[x.length >> 1].toFixed(0)}`; };
   console.log(`${which}: ${set.length} items, load ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")}`);
   console.log(`main thread alone: ${s(main1)} µs CPU/item (the grading thread's own)`);
   console.log(`one worker alone:  ${s(alone)} µs CPU/item, ${(nAlone / rounds / secs).toFixed(0)} items/s; the whole process ${s(procAlone)}`);
   console.log(`two workers at once: ${s(both)} µs CPU/item each, ${(nBoth / rounds / secs).toFixed(0)} items/s together (${(nBoth / nAlone).toFixed(2)}x one alone); the whole process ${s(procBoth)}`);
+  if (noisy.length) console.log(`two at once, the main thread in 100 µs bursts about every ms: ${s(noisy)} µs CPU/item each, ${(nNoisy / rounds / secs).toFixed(0)} items/s together (${(nNoisy / nAlone).toFixed(2)}x one alone)`);
   await threads.close();
 }
 
