@@ -22,7 +22,10 @@
  * `--before DIR`: also measures DIR's pool (another checkout: DIR/verifiers/math/pool.ts) in the
  * same rounds, alternating, and DIR's compiled server (DIR/dist) in the HTTP half, beside this tree's.
  *
- *   npm run bench:math            (= npm run build && tsx bench/math.ts [--seconds 2] [--warm 10] [--before DIR] [--pool-only])
+ * `--set conformance|hard|ordinary` measures that set alone (with `--pool-only`, e.g. a long `--warm`
+ * on the conformance cases, whose bound grows for minutes: bench/README.md, issue 38 eighth pass).
+ *
+ *   npm run bench:math            (= npm run build && tsx bench/math.ts [--seconds 2] [--warm 10] [--before DIR] [--pool-only] [--set NAME])
  */
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
@@ -73,10 +76,13 @@ function inlineN(tasks: Task[], secs: number): number {
   return done;
 }
 
-const sets = { conformance: conformanceTasks(), "hard mix": hardTasks(240), ordinary: ordinaryTasks(240) };
+const allSets = { conformance: conformanceTasks(), "hard mix": hardTasks(240), ordinary: ordinaryTasks(240) };
+const only = arg("--set");
+const sets = only ? Object.fromEntries(Object.entries(allSets).filter(([name]) => name === only || (only === "hard" && name === "hard mix"))) : allSets;
+if (!Object.keys(sets).length) throw new Error("--set takes conformance, hard or ordinary");
 // sanity: the hard mix is graded as designed (all equal but the deliberately wrong kind)
-const wrong = sets["hard mix"].filter((t) => grade(t.response, t.reference, t.options).reward !== 1).length;
-console.log(`hard mix: ${sets["hard mix"].length} items, ${wrong} graded 0 (expected ${sets["hard mix"].length / 12})`);
+const wrong = allSets["hard mix"].filter((t) => grade(t.response, t.reference, t.options).reward !== 1).length;
+console.log(`hard mix: ${allSets["hard mix"].length} items, ${wrong} graded 0 (expected ${allSets["hard mix"].length / 12})`);
 
 const best = (a: Fig | undefined, b: Fig): Fig => (a && a.rate >= b.rate ? a : b);
 const rows: (string | number)[][] = [["set", "tree", "main thread (baseline)", "pool, 1 thread", "pool, 2 threads", "2 threads vs baseline (wall)", "CPU µs/item: baseline / pool 1 / pool 2", "projected, idle 2 cores: 2 threads vs baseline", "no-dispatch bound: 2 threads grading, no messages (/s, vs baseline)", "pool 2 / bound"]];
@@ -118,7 +124,17 @@ for (const [name, tasks] of Object.entries(sets)) {
   loads.push(loadavg());
 }
 console.log(`\nverifications/s (wall clock, best of ${ROUNDS}), CPU per item (every thread), load average ${loads.join(" -> ")}\n` + table(rows));
-if (process.argv.includes("--pool-only")) process.exit(0); // the pools' table alone (no compiled server needed)
+const verdict = (ok: boolean) => (ok ? "met" : "MISSED");
+const poolVerdicts = () => {
+  for (const [name, f] of Object.entries(results)) {
+    const baseRow = rows.find((r) => r[0] === name && r[1] === "this tree")!;
+    console.log(`${name}: 2 threads vs one in-process thread ${baseRow[5]} wall, ${baseRow[7]} projected (target >= 1.6x): ${verdict(Number(String(baseRow[5]).slice(0, -1)) >= 1.6)} wall, ${verdict(Number(String(baseRow[7]).slice(0, -1)) >= 1.6)} projected; ${f.rate.toFixed(0)}/s`);
+  }
+};
+if (process.argv.includes("--pool-only")) {
+  poolVerdicts();
+  process.exit(0); // the pools' table alone (no compiled server needed)
+}
 
 /** The compiled server of a tree: this one's, or --before's. */
 async function serverOf(tree: string) {
@@ -135,7 +151,7 @@ for (const [tree] of trees) {
     const ord = sets.ordinary.map((t) => ({ verifier: "math", ...t }));
     const one = JSON.stringify({ items: [ord[1]] });
     const b64 = JSON.stringify({ items: ord.slice(0, 64) });
-    const hard64 = JSON.stringify({ items: sets["hard mix"].slice(0, 64).map((t) => ({ verifier: "math", ...t })) });
+    const hard64 = JSON.stringify({ items: allSets["hard mix"].slice(0, 64).map((t) => ({ verifier: "math", ...t })) });
     const url = `${assay.url}/reward/batch`;
     // The math workers load before /readyz says ready (on a loaded machine, tens of seconds): a
     // load run before that measures the start, and may get no answer at all in its window.
@@ -173,11 +189,7 @@ for (const [tree] of trees) {
 }
 console.log(`\nPOST /reward/batch, compiled server, ASSAY_WORKERS=2 (server CPU: every thread of its process), load average ${httpLoads.join(" -> ")}\n` + table(http));
 
-const verdict = (ok: boolean) => (ok ? "met" : "MISSED");
-for (const [name, f] of Object.entries(results)) {
-  const baseRow = rows.find((r) => r[0] === name && r[1] === "this tree")!;
-  console.log(`${name}: 2 threads vs one in-process thread ${baseRow[5]} wall, ${baseRow[7]} projected (target >= 1.6x): ${verdict(Number(String(baseRow[5]).slice(0, -1)) >= 1.6)} wall, ${verdict(Number(String(baseRow[7]).slice(0, -1)) >= 1.6)} projected; ${f.rate.toFixed(0)}/s`);
-}
+poolVerdicts();
 console.log(`HTTP ordinary ${httpRate.ordinary.toFixed(0)} items/s wall, ${httpRate.ordinaryProjected.toFixed(0)} projected (target >= 15,000): ${verdict(httpRate.ordinary >= 15_000)} wall, ${verdict(httpRate.ordinaryProjected >= 15_000)} projected`);
 console.log(`HTTP hard mix ${httpRate.hard.toFixed(0)} items/s wall, ${httpRate.hardProjected.toFixed(0)} projected (target >= 8,000): ${verdict(httpRate.hard >= 8_000)} wall, ${verdict(httpRate.hardProjected >= 8_000)} projected`);
 console.log(`p99 for ordinary answers ${l1p99} ms (target < 50 ms): ${verdict(l1p99 < 50)}`);
