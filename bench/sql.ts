@@ -88,10 +88,16 @@ print(json.dumps({"pairs_per_s": best, "right": right, "cpu_us": cpu}))
 /** A path's figures: pairs/s (best round), and CPU time per pair (least round): in the server's process, and in the SQLite processes. */
 interface Figures { rate: number; cpuUs: number; workerUs?: number }
 
-function birdLoop(dir: string, path: string, ps: Pair[], rounds = ROUNDS): Figures & { right: number } {
+/** The pairs as BIRD's loop reads them (gold, the model's query out of its fence), written once. */
+function birdFile(dir: string, ps: Pair[]): string {
   const file = join(dir, "pairs.json");
   writeFileSync(file, JSON.stringify(ps.map((p) => [p.gold, p.pred.slice(7, -4)])));
-  const r = spawnSync("python3", ["-c", BIRD_LOOP, path, file, String(rounds)], { encoding: "utf8" });
+  return file;
+}
+
+/** One round of BIRD's loop over the pairs in `file` (birdFile), timed inside Python. */
+function birdLoop(path: string, file: string): Figures & { right: number } {
+  const r = spawnSync("python3", ["-c", BIRD_LOOP, path, file, "1"], { encoding: "utf8" });
   if (r.status !== 0) throw new Error(`python3 (BIRD's loop) failed: ${r.stderr || r.error}`);
   const out = JSON.parse(r.stdout) as { pairs_per_s: number; right: number; cpu_us: number };
   return { rate: out.pairs_per_s, right: out.right, cpuUs: out.cpu_us };
@@ -150,12 +156,12 @@ async function main() {
     if (bad.length) throw new Error(`${bad.length} items not ok, e.g. ${bad[0].reason}`);
     return { rate: ps.length / s, cpuUs: (c.user + c.system) / ps.length, workerUs: ((workerCpu() - w0) * 1000) / ps.length };
   };
+  /** Rounds merged: the best pairs/s, the least CPU per pair. */
+  const keep = (top: Figures | null, x: Figures): Figures =>
+    top ? { rate: Math.max(top.rate, x.rate), cpuUs: Math.min(top.cpuUs, x.cpuUs), workerUs: x.workerUs === undefined ? undefined : Math.min(top.workerUs ?? Infinity, x.workerUs) } : x;
   const best = async (f: () => Figures | Promise<Figures>): Promise<Figures> => {
     let top: Figures | null = null;
-    for (let r = 0; r < ROUNDS; r++) {
-      const x = await f();
-      top = top ? { rate: Math.max(top.rate, x.rate), cpuUs: Math.min(top.cpuUs, x.cpuUs), workerUs: x.workerUs === undefined ? undefined : Math.min(top.workerUs ?? Infinity, x.workerUs) } : x;
-    }
+    for (let r = 0; r < ROUNDS; r++) top = keep(top, await f());
     return top!;
   };
   if (only) {
@@ -170,15 +176,13 @@ async function main() {
   await verifier(false);
   await verifier(true);
   // Paired rounds: every path once per round, in the same order; BIRD's loop one round a call.
-  const birdPairs = pairs(pairsArg, false);
-  const keep = (top: Figures | null, x: Figures): Figures =>
-    top ? { rate: Math.max(top.rate, x.rate), cpuUs: Math.min(top.cpuUs, x.cpuUs), workerUs: x.workerUs === undefined ? undefined : Math.min(top.workerUs ?? Infinity, x.workerUs) } : x;
+  const birdPairs = birdFile(dir, pairs(pairsArg, false));
   let bird: (Figures & { right: number }) | null = null;
   let base: Figures | null = null, cached: Figures | null = null, uncached: Figures | null = null;
   const perRound = { leanVsBird: [] as number[], warm: [] as number[], cold: [] as number[], warmVsLean: [] as number[] };
   let warmMessages = 0;
   for (let r = 0; r < ROUNDS; r++) {
-    const b = birdLoop(dir, path, birdPairs, 1);
+    const b = birdLoop(path, birdPairs);
     bird = bird ? { ...keep(bird, b), right: b.right } : b;
     const d = direct(path, pairs(pairsArg, false));
     base = keep(base, d);
