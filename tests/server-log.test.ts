@@ -6,7 +6,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import { spawn } from "node:child_process";
-import { mkdtempSync, openSync, readFileSync, rmSync, closeSync } from "node:fs";
+import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import pino from "pino";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { once } from "node:events";
@@ -22,8 +23,8 @@ test("request lines spread over time take far fewer writes than lines, and all a
   let writes = 0;
   const real = fs.write;
   (fs as { write: unknown }).write = (...a: unknown[]) => (writes++, (real as (...x: unknown[]) => unknown)(...a));
+  const log = serverLogger("info", fd);
   try {
-    const log = serverLogger("info", fd);
     const N = 300;
     for (let i = 0; i < N; i++) {
       log.info({ req: { id: `r${i}`, method: "POST", url: "/reward" }, res: { statusCode: 200 }, responseTime: 1 }, "request completed");
@@ -37,7 +38,11 @@ test("request lines spread over time take far fewer writes than lines, and all a
     assert.ok(writes <= N / 10, `${writes} writes for ${N} lines`);
   } finally {
     (fs as { write: unknown }).write = real;
-    closeSync(fd);
+    // The destination owns the fd: end() stops its periodic flush and closes it. Closing the fd
+    // under a live destination made its next periodic flush (an empty write every 100 ms) fail
+    // with EBADF, an 'error' nobody listens to: the whole file failed, once, in CI.
+    const dest = (log as unknown as Record<symbol, { once(e: "close", f: () => void): void; end(): void }>)[pino.symbols.streamSym]!;
+    await new Promise<void>((r) => (dest.once("close", r), dest.end()));
     rmSync(dir, { recursive: true, force: true });
   }
 });
