@@ -10,7 +10,8 @@ import { connect } from "node:net";
 import { createServer, type Server } from "node:http";
 import { gzipSync } from "node:zlib";
 import express, { type NextFunction, type Request, type Response, type RequestHandler } from "express";
-import { jsonBody } from "./json-body.js";
+import { EventEmitter } from "node:events";
+import { jsonBody, OWN_TURN_BYTES } from "./json-body.js";
 import { depthGuard } from "./depth.js";
 
 const LIMIT = 300;
@@ -111,4 +112,33 @@ test("a client that leaves mid-body: the same error as body-parser's (request.ab
   while ((seen.theirs!.length === before.theirs || seen.ours!.length === before.ours) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
   assert.deepEqual(seen.ours!.at(-1), seen.theirs!.at(-1));
   assert.equal((seen.ours!.at(-1) as { type: string }).type, "request.aborted");
+});
+
+test("large bodies that end in the same turn are parsed one a turn; a small one at once; each body whole", async () => {
+  const parse = jsonBody(4 * OWN_TURN_BYTES, 8);
+  let turn = 0;
+  const ticking = setInterval(() => turn++, 0); // one a turn of the loop (timers phase)
+  // Stand-ins for requests whose bodies have arrived (what the parser reads of a request).
+  const request = (body: Buffer) => Object.assign(new EventEmitter(), { headers: { "content-type": "application/json", "content-length": String(body.length) }, readableEnded: false, body: undefined as unknown });
+  const bodies = [2, 2, 2, 0].map((big, i) => Buffer.from(JSON.stringify({ i, pad: "x".repeat(big * OWN_TURN_BYTES) })));
+  const parsedIn: (number | undefined)[] = bodies.map(() => undefined);
+  const reqs = bodies.map((b, i) => {
+    const req = request(b);
+    parse(req as never, {} as never, (err?: unknown) => {
+      assert.equal(err, undefined);
+      assert.equal((req.body as { i: number }).i, i);
+      parsedIn[i] = turn;
+    });
+    return req;
+  });
+  const at = turn;
+  try {
+    reqs.forEach((req, i) => (req.emit("data", bodies[i]), req.emit("end"), req.emit("close"))); // Node's own 'close' follows 'end'
+    assert.deepEqual(parsedIn, [undefined, undefined, undefined, at], "the small body goes on at once, the large ones wait for a turn");
+    for (let k = 0; k < 100 && parsedIn.includes(undefined); k++) await new Promise((r) => setTimeout(r, 1));
+  } finally {
+    clearInterval(ticking);
+  }
+  assert.equal(new Set(parsedIn.slice(0, 3)).size, 3, `large bodies parsed in turns ${parsedIn.slice(0, 3)}: one a turn`);
+  assert.deepEqual(parsedIn.slice(0, 3), [...parsedIn.slice(0, 3)].sort((a, b) => a! - b!), "in the order they ended");
 });

@@ -18,6 +18,26 @@ import { HttpError } from "./errors.js";
 const OPEN_OBJ = 0x7b;
 const ignore = () => {};
 
+/**
+ * A body this large (bytes) is decoded, parsed and handed on in a turn of the event loop of its
+ * own: ~12 ms of CPU for a 1 MiB completion (decode, JSON.parse, the schema's length checks, the
+ * verifier's first slice), so seven that arrive together no longer hold /healthz for the sum of
+ * them in one turn. Smaller bodies, batches of short items included, go on at once.
+ */
+export const OWN_TURN_BYTES = 256 * 1024;
+const waitingTurn: (() => void)[] = [];
+function inOwnTurn(f: () => void): void {
+  if (waitingTurn.push(f) === 1) setImmediate(takeTurn);
+}
+/** One body a turn: an immediate queued from inside an immediate runs on the loop's next turn. */
+function takeTurn(): void {
+  try {
+    waitingTurn.shift()!();
+  } finally {
+    if (waitingTurn.length) setImmediate(takeTurn);
+  }
+}
+
 export function jsonBody(limit: number, maxDepth: number): RequestHandler {
   const guard = depthGuard(maxDepth);
   const full = express.json({ limit, strict: true, type: "application/json", verify: guard });
@@ -33,15 +53,21 @@ export function jsonBody(limit: number, maxDepth: number): RequestHandler {
       chunks.push(c);
       got += c.length;
     };
-    const done = (err?: unknown) => {
+    const detach = (err?: unknown) => {
       req.off("data", onData);
       req.off("end", onEnd);
       req.off("close", onClose);
       req.off("error", onError);
       if (err) req.on("error", ignore); // a client gone: a later 'error' of the same end must not go unheard
+    };
+    const done = (err?: unknown) => {
+      detach(err);
       next(err);
     };
-    const onEnd = () => {
+    // The body is whole: a 'close' after it (the stream's own, or a client gone while the body
+    // waits for its turn) is no longer an abort.
+    const onEnd = () => (detach(), got > OWN_TURN_BYTES ? inOwnTurn(parse) : parse());
+    const parse = () => {
       const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, got);
       if (got !== length || buf[0] !== OPEN_OBJ) return replay(req, buf, full, res, done);
       try {
