@@ -31,6 +31,8 @@ const MAX_TURN_CPU_MS = { exact: 100, upload: 100 };
 let server: Server;
 let base: string;
 let close: () => Promise<void>;
+/** Sends the cases' bodies (see the header). */
+let client: ReturnType<typeof clientThread>;
 
 before(async () => {
   const { app, runtime } = await testApp({ ASSAY_WORKERS: "1" });
@@ -38,7 +40,9 @@ before(async () => {
     const s = app.listen(0, "127.0.0.1", () => resolve(s));
   });
   base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  client = clientThread(base);
   close = async () => {
+    await client.close();
     server.closeAllConnections();
     await new Promise<void>((r) => server.close(() => r()));
     await runtime.close();
@@ -66,13 +70,8 @@ test("seven 1 MiB completions to exact: scored right, no turn of the loop past t
   const reference = prose.replace(/\s+/g, " ").trim().toLowerCase();
   const json = (x: object) => ({ path: "/reward", type: "application/json", body: new TextEncoder().encode(JSON.stringify(x)) });
   const posts = [...Array.from({ length: 6 }, () => ({ response: runs, reference: "a" })), { response: prose, reference }].map((x) => json({ verifier: "exact", ...x, deadline_ms: 60_000 }));
-  const client = clientThread(base);
-  try {
-    await client.post([json({ verifier: "exact", response: "warm", reference: "up" })]);
-    var { out, gaps, healthz } = await underWatch(() => client.post(posts));
-  } finally {
-    await client.close();
-  }
+  await client.post([json({ verifier: "exact", response: "warm", reference: "up" })]);
+  const { out, gaps, healthz } = await underWatch(() => client.post(posts));
   t.diagnostic(`longest turn ${fmt(gaps.maxCpuMs)} ms CPU / ${fmt(gaps.maxWallMs)} ms wall; loop gap p99 ${fmt(gaps.p99WallMs)} ms; /healthz p99 ${fmt(healthz.p99)} ms, max ${fmt(healthz.max)} ms over ${healthz.n} polls`);
   assert.deepEqual(out.map((r) => [r.body.status, r.body.reward]), [...Array(6).fill(["ok", 0]), ["ok", 1]], JSON.stringify(out.map((r) => r.body.reason ?? r.body)));
   assert.ok(gaps.maxCpuMs < MAX_TURN_CPU_MS.exact, `one turn of the event loop took ${fmt(gaps.maxCpuMs)} ms of CPU (bound ${MAX_TURN_CPU_MS.exact})`);
@@ -84,12 +83,7 @@ test("a 24 MB JSONL job upload: every line stored, no turn of the loop past the 
   const line = JSON.stringify({ verifier: "exact", response: "x".repeat(1000), reference: "y" }) + "\n";
   const n = Math.ceil((24 * 1024 * 1024) / line.length);
   const body = new TextEncoder().encode(line.repeat(n));
-  const client = clientThread(base);
-  try {
-    var { out: [out], gaps, healthz } = await underWatch(() => client.post([{ path: "/jobs", type: "application/x-ndjson", body }]));
-  } finally {
-    await client.close();
-  }
+  const { out: [out], gaps, healthz } = await underWatch(() => client.post([{ path: "/jobs", type: "application/x-ndjson", body }]));
   t.diagnostic(`longest turn ${fmt(gaps.maxCpuMs)} ms CPU / ${fmt(gaps.maxWallMs)} ms wall; loop gap p99 ${fmt(gaps.p99WallMs)} ms; /healthz p99 ${fmt(healthz.p99)} ms, max ${fmt(healthz.max)} ms over ${healthz.n} polls`);
   assert.equal(out.status, 201, JSON.stringify(out.body));
   assert.equal(out.body.total, n);

@@ -11,7 +11,7 @@ import { readFileSync } from "node:fs";
 import { Worker } from "node:worker_threads";
 
 /** CPU time of the calling thread, ms. */
-function threadCpuMs(): number {
+export function threadCpuMs(): number {
   try {
     return Number(readFileSync("/proc/thread-self/schedstat", "latin1").split(" ")[0]) / 1e6;
   } catch {
@@ -111,8 +111,12 @@ export function clientThread(url: string): { post(posts: Post[]): Promise<Answer
   return {
     post(posts) {
       return new Promise((resolve, reject) => {
-        worker.once("message", (m: { answers?: Answer[]; error?: string }) => (m.error ? reject(new Error(m.error)) : resolve(m.answers!)));
-        worker.once("error", reject);
+        // One listener pair per post, each taking the other away: a client used for many posts
+        // does not gather listeners.
+        const onError = (e: Error) => (worker.off("message", onMessage), reject(e));
+        const onMessage = (m: { answers?: Answer[]; error?: string }) => (worker.off("error", onError), m.error ? reject(new Error(m.error)) : resolve(m.answers!));
+        worker.once("message", onMessage);
+        worker.once("error", onError);
         worker.postMessage({ url, posts }, posts.map((p) => p.body.buffer as ArrayBuffer));
       });
     },
