@@ -14,7 +14,7 @@
 import { readFileSync, readdirSync } from "node:fs";
 import { MathPool } from "../verifiers/math/pool.js";
 import type { Task } from "../verifiers/math/worker.js";
-import { tasksOf, type SetName } from "./math-sets.js";
+import { tasksOf, drive as driveCallers, type SetName } from "./math-sets.js";
 
 const arg = (name: string, d: number) => { const i = process.argv.indexOf(name); return i > 0 ? Number(process.argv[i + 1]) : d; };
 const which = process.argv[2] && !process.argv[2].startsWith("--") ? process.argv[2] : "ordinary";
@@ -39,24 +39,9 @@ function threadStats(): Map<string, ThreadStat> {
   return m;
 }
 
-/** Sum of the items' own wall time in their worker (Done.ownMs), ms: single-item callers only. */
+/** Sum of the items' own wall time in their worker (Done.ownMs), ms: printed for single-item callers only. */
 let ownMs = 0;
-async function drive(pool: MathPool, secs: number): Promise<number> {
-  let done = 0, i = 0;
-  const end = performance.now() + secs * 1000;
-  const caller = async () => {
-    while (performance.now() < end) {
-      if (batch <= 1) {
-        const d = await pool.submit(tasks[i++ % tasks.length]).done;
-        ownMs += d.ownMs; // after the await: \`ownMs += await …\` would read ownMs before it
-      }
-      else await Promise.all(Array.from({ length: batch }, () => pool.submit(tasks[i++ % tasks.length]).done));
-      done += Math.max(1, batch);
-    }
-  };
-  await Promise.all(Array.from({ length: callers }, caller));
-  return done;
-}
+const drive = (pool: MathPool, secs: number) => driveCallers((t) => pool.submit(t).done, tasks, { callers, batch, secs }, (d) => (ownMs += d.ownMs));
 
 const pool = new MathPool(threads);
 await pool.ready();

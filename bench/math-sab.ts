@@ -15,8 +15,9 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { MathPool, WARMUP_MS } from "../verifiers/math/pool.js";
 import type { Task, TaskResult } from "../verifiers/math/worker.js";
-import { tasksOf, inline, type SetName } from "./math-sets.js";
+import { tasksOf, inline, drive as driveCallers, type SetName } from "./math-sets.js";
 import { HEAD, slotViews, type SabWorkerData } from "./math-sab-layout.js";
+import { threadCpuMs } from "../tests/loop-watch.js";
 
 const arg = (name: string, d: number) => { const i = process.argv.indexOf(name); return i > 0 ? Number(process.argv[i + 1]) : d; };
 const which = (process.argv[2] && !process.argv[2].startsWith("--") ? process.argv[2] : "ordinary") as SetName;
@@ -110,21 +111,9 @@ class SabPool {
   }
 }
 
-const mainCpuUs = () => Number(readFileSync("/proc/thread-self/schedstat", "latin1").split(" ")[0]) / 1000;
+const mainCpuUs = () => threadCpuMs() * 1000;
 type Submit = (t: Task) => Promise<unknown>;
-async function drive(submit: Submit, secs: number): Promise<number> {
-  let done = 0, i = 0;
-  const end = performance.now() + secs * 1000;
-  const caller = async () => {
-    while (performance.now() < end) {
-      if (batch <= 1) await submit(tasks[i++ % tasks.length]!);
-      else await Promise.all(Array.from({ length: batch }, () => submit(tasks[i++ % tasks.length]!)));
-      done += Math.max(1, batch);
-    }
-  };
-  await Promise.all(Array.from({ length: callers }, caller));
-  return done;
-}
+const drive = (submit: Submit, secs: number) => driveCallers(submit, tasks, { callers, batch, secs });
 
 // The same results, item by item, before anything is timed: the transport must not change a grade.
 const sab = new SabPool();

@@ -68,3 +68,26 @@ export function inline(tasks: Task[], secs: number): number {
   }
   return done / ((performance.now() - t0) / 1000);
 }
+
+/**
+ * `o.callers` concurrent callers for `o.secs` seconds, each submitting the next of `tasks` one at a
+ * time (bench/math.ts's clients) or `o.batch` at once and waiting for all (/reward/batch's);
+ * `each` sees every result. Returns the items done.
+ */
+export async function drive<R>(submit: (t: Task) => Promise<R>, tasks: Task[], o: { callers: number; batch: number; secs: number }, each?: (r: R) => void): Promise<number> {
+  let done = 0, i = 0;
+  const end = performance.now() + o.secs * 1000;
+  const one = async () => {
+    const r = await submit(tasks[i++ % tasks.length]!);
+    each?.(r);
+  };
+  const caller = async () => {
+    while (performance.now() < end) {
+      if (o.batch <= 1) await one();
+      else await Promise.all(Array.from({ length: o.batch }, one));
+      done += Math.max(1, o.batch);
+    }
+  };
+  await Promise.all(Array.from({ length: o.callers }, caller));
+  return done;
+}
