@@ -3,8 +3,8 @@ import assert from "node:assert/strict";
 import { jsonDepth } from "./json-depth.js";
 
 /** The byte-at-a-time definition the fast scan must agree with. */
-function naive(text: string, stopAt = Infinity): number {
-  const buf = Buffer.from(text, "utf8");
+function naive(text: string | Buffer, stopAt = Infinity): number {
+  const buf = typeof text === "string" ? Buffer.from(text, "utf8") : text;
   let depth = 0, max = 0, inString = false;
   for (let i = 0; i < buf.length; i++) {
     const c = buf[i];
@@ -63,8 +63,26 @@ test("stops as soon as the depth passes stopAt", () => {
 test("a 1 MiB string costs far less than a JavaScript step per byte", () => {
   const body = Buffer.from(JSON.stringify({ response: "a\n".repeat(512 * 1024), reference: "\\".repeat(1000) }));
   const t = (f: () => unknown) => { const t0 = performance.now(); for (let i = 0; i < 5; i++) f(); return (performance.now() - t0) / 5; };
-  t(() => jsonDepth(body)), t(() => naive(body.toString()));
-  const fast = t(() => jsonDepth(body)), slow = t(() => naive(body.toString()));
+  t(() => jsonDepth(body)), t(() => naive(body));
+  const fast = t(() => jsonDepth(body)), slow = t(() => naive(body));
   assert.equal(jsonDepth(body), 1);
   assert.ok(fast * 5 < slow, `fast scan ${fast.toFixed(2)} ms against ${slow.toFixed(2)} ms byte by byte`);
+});
+
+test("hostile strings (dense escaped quotes, backslash runs, a quote after every stretch) cost no more than the byte-at-a-time scan", () => {
+  const mib = 1024 * 1024;
+  const shapes: [string, string][] = [
+    ["escaped quotes", '\\"'.repeat(mib / 2)],
+    ["a backslash run", "\\\\".repeat(mib / 2)],
+    ["escaped backslash then escaped quote", '\\\\\\"'.repeat(mib / 4)],
+    ["an escaped quote after every 64 bytes", ("a".repeat(64) + '\\"').repeat(mib / 66)],
+  ];
+  const t = (f: () => unknown) => { const t0 = performance.now(); for (let i = 0; i < 5; i++) f(); return (performance.now() - t0) / 5; };
+  for (const [name, inner] of shapes) {
+    const body = Buffer.from(`{"response":"${inner}","k":[[1]]}`);
+    assert.equal(jsonDepth(body), naive(body), name);
+    t(() => jsonDepth(body)), t(() => naive(body));
+    const fast = t(() => jsonDepth(body)), slow = t(() => naive(body));
+    assert.ok(fast < 2 * slow + 1, `${name}: ${fast.toFixed(2)} ms against ${slow.toFixed(2)} ms byte by byte`);
+  }
 });

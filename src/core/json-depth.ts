@@ -29,26 +29,27 @@ const SHORT_STRING = 64;
 
 /**
  * The index of the quote that closes the string opened at `open` (n when it is unterminated).
- * Keys and short values are read a byte at a time (a native call costs more than they do); the
- * body of a longer one is skipped with indexOf (memchr): a 1 MiB completion costs microseconds,
- * not a JavaScript step per byte. A quote closes the string when an even run of backslashes
- * precedes it; each backslash is counted once, by the quote right after its run.
+ * Stretches of SHORT_STRING bytes are read one by one (keys and short values end there: a
+ * native call costs more than they do); past a stretch with no quote in it, the rest is searched
+ * with indexOf (memchr), so a 1 MiB completion costs microseconds, not a JavaScript step per
+ * byte. A quote found that way closes the string when an even run of backslashes precedes it;
+ * an escaped one goes back to reading by the byte, so text dense with escaped quotes costs one
+ * native call per stretch at most, never one per quote.
  */
 function stringEnd(buf: Buffer, open: number, n: number): number {
   let i = open + 1;
-  for (const stop = Math.min(n, i + SHORT_STRING); i < stop; i++) {
-    const c = buf[i];
-    if (c === BACKSLASH) i++;
-    else if (c === QUOTE) return i;
-  }
-  // From i on nothing is pending: an escape begun on the last byte scanned took its second byte.
-  let from = i;
   for (;;) {
-    const q = buf.indexOf(QUOTE, from);
+    for (const stop = Math.min(n, i + SHORT_STRING); i < stop; i++) {
+      const c = buf[i];
+      if (c === BACKSLASH) i++;
+      else if (c === QUOTE) return i;
+    }
+    // From i on nothing is pending: an escape begun on the last byte read took its second byte.
+    const q = buf.indexOf(QUOTE, i);
     if (q < 0) return n;
     let b = q - 1;
-    while (b >= from && buf[b] === BACKSLASH) b--;
+    while (b >= i && buf[b] === BACKSLASH) b--;
     if ((q - 1 - b) % 2 === 0) return q;
-    from = q + 1;
+    i = q + 1;
   }
 }
