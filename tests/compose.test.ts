@@ -19,7 +19,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { createServer as netServer, type AddressInfo } from "node:net";
+import { createServer as netServer } from "node:net";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -84,12 +84,29 @@ function unavailable(): string | false {
   return `the compose test needs ${missing.join(", ")}`;
 }
 
+/**
+ * A free loopback port for HAProxy, below the kernel's ephemeral range. Docker publishes the
+ * replicas' ports (`127.0.0.1::8787`) from that range, so a port the kernel picked there could be
+ * handed to a replica before HAProxy binds it: one local CI run failed so ("Bind for
+ * 127.0.0.1:32775 failed: port is already allocated").
+ */
 async function freePort(): Promise<number> {
-  const s = netServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", () => r()));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
+  const ephemeral = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]);
+  const high = ephemeral > 2048 ? ephemeral : 32768;
+  const low = Math.max(1024, high - 12_000);
+  for (let tries = 0; tries < 100; tries++) {
+    const port = low + Math.floor(Math.random() * (high - low));
+    const s = netServer();
+    const bound = await new Promise<boolean>((r) => {
+      s.once("error", () => r(false));
+      s.listen(port, "127.0.0.1", () => r(true));
+    });
+    if (bound) {
+      await new Promise<void>((r) => s.close(() => r()));
+      return port;
+    }
+  }
+  throw new Error(`no free loopback port in ${low}-${high - 1} for the compose test's load balancer`);
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
