@@ -5,7 +5,7 @@
  * main thread never loads compute-engine or mathjs.
  */
 import { extractAnswer, answerPart, mathSpans, type Extracted, type Source } from "./extract.js";
-import { normalizeLatex } from "./normalize.js";
+import { normalizeLatex, PLAIN_NUMBER } from "./normalize.js";
 import type { Method } from "./compare.js";
 import * as R from "./rational.js";
 
@@ -85,7 +85,6 @@ export function normalizeAnswer(answer: string, latex: boolean, decimalComma = f
   return normalizeLatex(fixEscapes(answer), !latex, decimalComma);
 }
 
-const PLAIN_NUMBER = /^-?(?:\d+(?:\.\d+)?|\.\d+)$/;
 /** Longest completion graded on the event loop; longer ones always go to a worker. */
 export const QUICK_MAX_LENGTH = 4096;
 
