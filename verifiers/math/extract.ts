@@ -106,16 +106,21 @@ function lastGroup(s: string, spans: Span[]): string {
 /** "final answer is", "the answer is", "Answer:", and GSM8K's "#### 18". */
 const PHRASE = /(?:final\s+answer\s*(?:is|:)|the\s+answer\s+is|\banswer\s*:|\banswer\s+is|^\s*####)\s*:?\s*/gim;
 
-function fromPhrase(s: string): (Extracted & { at: number }) | null {
-  const r = fromPhraseInner(s);
+/**
+ * The answer after the last answer phrase; null also when that phrase begins at or before `boxAt`
+ * (the last box's start, -1 for none): a box after the phrase is the later answer and wins, so
+ * the text after the phrase is not read.
+ */
+function fromPhrase(s: string, boxAt = -1): (Extracted & { at: number }) | null {
+  const r = fromPhraseInner(s, boxAt);
   return r && { ...r.x, at: r.at };
 }
 
-function fromPhraseInner(s: string): { x: Extracted; at: number } | null {
+function fromPhraseInner(s: string, boxAt: number): { x: Extracted; at: number } | null {
   let last: RegExpExecArray | null = null;
   for (let m = PHRASE.exec(s); m; m = PHRASE.exec(s)) last = m;
   PHRASE.lastIndex = 0;
-  if (!last) return null;
+  if (!last || last.index <= boxAt) return null;
   const at = last.index;
   const wrap = (x: Extracted | null) => (x ? { x, at } : null);
   let rest = s.slice(last.index + last[0].length);
@@ -193,9 +198,10 @@ export function extractAnswer(text: string, o: ExtractOptions = {}): Extracted |
       // a box and an answer phrase rank together: the later one in the text wins
       const both = priority[k + 1] === (src === "boxed" ? "phrase" : "boxed");
       const spans = src === "boxed" || both ? boxedSpans(s) : [];
-      const phrase = src === "phrase" || both ? fromPhrase(s) : null;
+      const boxAt = spans.length ? spans[spans.length - 1].start : -1;
+      const phrase = src === "phrase" || both ? fromPhrase(s, boxAt) : null;
       if (both) k++;
-      const box = spans.length ? { answer: lastGroup(s, spans), latex: true, via: "boxed" as const, at: spans[spans.length - 1].start } : null;
+      const box = spans.length ? { answer: lastGroup(s, spans), latex: true, via: "boxed" as const, at: boxAt } : null;
       const pick = box && phrase ? (phrase.at > box.at ? phrase : box) : box ?? phrase;
       if (pick) return { answer: pick.answer, latex: pick.latex, via: pick.via };
     } else if (src === "latex") {

@@ -42,6 +42,14 @@ describe("extraction", () => {
     ]);
     assert.equal(extractAnswer("a \\boxed{x^{2}} b")?.answer, "x^{2}");
   });
+  test("a box and an answer phrase: the later one in the text is the answer", () => {
+    const got = (s: string) => { const e = extractAnswer(s); return e && [e.answer, e.via]; };
+    assert.deepEqual(got("First \\boxed{3}. On second thought, the answer is 5."), ["5", "phrase"]);
+    assert.deepEqual(got("The answer is 5. Checking again: \\boxed{3}"), ["3", "boxed"]);
+    assert.deepEqual(got("So the answer is $\\boxed{4}$."), ["4", "boxed"]);
+    assert.deepEqual(got("\\boxed{3}, and the answer is"), ["3", "boxed"]); // a phrase with nothing after it
+    assert.deepEqual(got("the answer is 2 and the answer is \\boxed{6} or the answer is 7"), ["7", "phrase"]);
+  });
   test("answer phrases", () => {
     check([
       ["So the final answer is $\\frac{3}{4}$. I hope it is correct.", "0.75", 1],
