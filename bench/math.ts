@@ -161,8 +161,11 @@ for (const [tree] of trees) {
       await new Promise((r) => setTimeout(r, 250));
     }
     const pid = assay.child.pid;
-    await load(url, b64, 2, 3); // warms the pool
-    await load(url, hard64, 2, 2);
+    // the server's workers get the warm-up the pools above get on each set: with 2 s of the hard
+    // mix, its CPU an item was still falling (346 µs in its first 5 s, ~235 after 15 s:
+    // bench/math-http-warm.ts), so the row measured V8 compiling in the workers
+    await load(url, b64, 2, Math.max(3, warmSecs));
+    await load(url, hard64, 2, Math.max(2, warmSecs));
     const l1 = await load(url, one, 4, seconds, pid);
     const lb = await load(url, b64, 2, seconds, pid);
     const lh = await load(url, hard64, 2, seconds, pid);
