@@ -28,6 +28,20 @@ function pinning(): { server: string } | null {
   return pinned;
 }
 
+/** The load average's three figures, as the benches print them beside a result. */
+export const loadavg = (): string => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+
+/**
+ * Waits until the server at `url` answers /readyz with 200: its math workers warm up before it
+ * says ready (on a loaded machine, tens of seconds), and a load run before that measures the start.
+ */
+export async function waitReady(url: string, timeoutMs = 180_000): Promise<void> {
+  for (const t0 = Date.now(); (await fetch(`${url}/readyz`).catch(() => ({ status: 0 }))).status !== 200; ) {
+    if (Date.now() - t0 > timeoutMs) throw new Error(`the server was not ready (/readyz) in ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
 /** Runs `node args...` with ASSAY_PORT set, output to /dev/null, and waits for /healthz. */
 export async function startServer(
   args: string[],

@@ -9,7 +9,7 @@
  *   npx tsc -p tsconfig.json && npx tsx bench/math-http-ab.ts --before DIR [--rounds 3]   (DIR: another checkout with its dist/ built)
  */
 import { readFileSync, readdirSync } from "node:fs";
-import { load, startAssay, startServer } from "./lib.js";
+import { load, startAssay, startServer, waitReady } from "./lib.js";
 import { ordinaryTasks, hardTasks } from "./math-sets.js";
 function cpu(pid: number) {
   let main = 0, other = 0;
@@ -28,7 +28,7 @@ const rounds = Number(arg("--rounds")) || 3;
 const env = { ASSAY_WORKERS: "2", ASSAY_LOG_LEVEL: "warn" };
 const servers = [["before", await startServer([`${dir}/dist/src/cli/main.js`, "serve"], env)], ["this tree", await startAssay(env)]] as const;
 try {
-  for (const [, a] of servers) for (const t0 = Date.now(); (await fetch(`${a.url}/readyz`).catch(() => ({ status: 0 }))).status !== 200;) { if (Date.now() - t0 > 180_000) throw new Error("not ready"); await new Promise((r) => setTimeout(r, 250)); }
+  for (const [, a] of servers) await waitReady(a.url);
   const bodies = Object.fromEntries(([["ordinary", ordinaryTasks(240)], ["hard", hardTasks(240)]] as const).map(([n, set]) => [n, JSON.stringify({ items: set.slice(0, 64).map((t) => ({ verifier: "math", ...t })) })]));
   for (const [, a] of servers) for (const b of Object.values(bodies)) await load(`${a.url}/reward/batch`, b, 2, 2);
   const rows: Record<string, { main: number[]; other: number[]; rate: number[] }> = {};

@@ -9,8 +9,7 @@
  *
  *   npm run build && npx tsx bench/math-http-warm.ts [hard|ordinary] [--windows 12] [--seconds 5]
  */
-import { readFileSync } from "node:fs";
-import { load, startAssay, table } from "./lib.js";
+import { load, loadavg, startAssay, table, waitReady } from "./lib.js";
 import { hardTasks, ordinaryTasks } from "./math-sets.js";
 
 const arg = (name: string, d: number) => { const i = process.argv.indexOf(name); return i > 0 ? Number(process.argv[i + 1]) : d; };
@@ -18,14 +17,10 @@ const which = process.argv[2] === "ordinary" ? "ordinary" : "hard";
 const windows = arg("--windows", 12), seconds = arg("--seconds", 5);
 const set = which === "hard" ? hardTasks(240) : ordinaryTasks(240);
 const body = JSON.stringify({ items: set.slice(0, 64).map((t) => ({ verifier: "math", ...t })) });
-const loadavg = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 
 const assay = await startAssay({ ASSAY_WORKERS: "2", ASSAY_LOG_LEVEL: "warn" });
 try {
-  for (const t0 = Date.now(); (await fetch(`${assay.url}/readyz`)).status !== 200; ) {
-    if (Date.now() - t0 > 180_000) throw new Error("the server was not ready (/readyz) in 180 s");
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  await waitReady(assay.url);
   const rows: (string | number)[][] = [["window", "from s", "items/s", "server CPU µs/item", "p99 ms", "load"]];
   for (let w = 0; w < windows; w++) {
     const r = await load(`${assay.url}/reward/batch`, body, 2, seconds, assay.child.pid);

@@ -15,6 +15,7 @@ import { readFileSync, readdirSync } from "node:fs";
 import { MathPool } from "../verifiers/math/pool.js";
 import type { Task } from "../verifiers/math/worker.js";
 import { tasksOf, drive as driveCallers, type SetName } from "./math-sets.js";
+import { loadavg } from "./lib.js";
 
 const arg = (name: string, d: number) => { const i = process.argv.indexOf(name); return i > 0 ? Number(process.argv[i + 1]) : d; };
 const which = process.argv[2] && !process.argv[2].startsWith("--") ? process.argv[2] : "ordinary";
@@ -46,7 +47,7 @@ const drive = (pool: MathPool, secs: number) => driveCallers((t) => pool.submit(
 const pool = new MathPool(threads);
 await pool.ready();
 await drive(pool, warm);
-console.log(`${which}: ${threads} threads, ${callers} callers of ${batch} item(s), load ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")}`);
+console.log(`${which}: ${threads} threads, ${callers} callers of ${batch} item(s), load ${loadavg()}`);
 for (let r = 0; r < rounds; r++) {
   ownMs = 0;
   const s0 = threadStats(), c0 = process.cpuUsage(), t0 = performance.now(), k0 = pool.stats.chunks;

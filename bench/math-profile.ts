@@ -11,14 +11,14 @@ import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { once } from "node:events";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
-import { load, startServer, table } from "./lib.js";
+import { load, startServer, table, waitReady } from "./lib.js";
 import { summarise, byStage } from "./profile.js";
 import { ordinaryTasks, hardTasks } from "./math-sets.js";
 const set = process.argv[2] === "hard" ? hardTasks(240) : ordinaryTasks(240);
 const distDir = process.argv[3] ?? ".";
 const dir = mkdtempSync(join(tmpdir(), "mprof-"));
 const server = await startServer(["--cpu-prof", "--cpu-prof-dir", dir, `${distDir}/dist/src/cli/main.js`, "serve"], { ASSAY_SANDBOX: "none", ASSAY_WORKERS: "2", ASSAY_LOG_LEVEL: "warn" });
-for (const t0 = Date.now(); (await fetch(`${server.url}/readyz`).catch(() => ({ status: 0 }))).status !== 200;) { if (Date.now() - t0 > 180_000) throw new Error("not ready"); await new Promise((r) => setTimeout(r, 250)); }
+await waitReady(server.url);
 const body = JSON.stringify({ items: set.slice(0, 64).map((t) => ({ verifier: "math", ...t })) });
 await load(`${server.url}/reward/batch`, body, 2, 2);
 const l = await load(`${server.url}/reward/batch`, body, 2, 5, server.child.pid);

@@ -11,7 +11,7 @@
  *   npx tsx bench/math-sab.ts [conformance|hard|ordinary] [--callers 32] [--batch 1] [--warm 5] [--rounds 3] [--seconds 2]
  */
 import { Worker } from "node:worker_threads";
-import { readFileSync } from "node:fs";
+import { loadavg } from "./lib.js";
 import { fileURLToPath } from "node:url";
 import { MathPool, WARMUP_MS } from "../verifiers/math/pool.js";
 import type { Task, TaskResult } from "../verifiers/math/worker.js";
@@ -126,7 +126,7 @@ if (JSON.stringify(a) !== JSON.stringify(b)) throw new Error("the shared-memory 
 const paths: [string, Submit][] = [["pool (MessagePort)", (t) => pool.submit(t).done], ["shared memory", (t) => sab.submit(t)]];
 for (const [, s] of paths) await drive(s, warm);
 inline(tasks, 1); // warms the in-process loop's code on this thread
-console.log(`${which}: ${THREADS} threads, ${callers} callers of ${batch} item(s), load ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")}`);
+console.log(`${which}: ${THREADS} threads, ${callers} callers of ${batch} item(s), load ${loadavg()}`);
 const ratios: Record<string, number[]> = {};
 for (let r = 0; r < rounds; r++) {
   const loop = inline(tasks, seconds);

@@ -15,6 +15,7 @@
  */
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
 import { readFileSync } from "node:fs";
+import { loadavg } from "./lib.js";
 import { fileURLToPath } from "node:url";
 import { grade } from "../verifiers/math/grade.js";
 import type { Task } from "../verifiers/math/worker.js";
@@ -109,7 +110,7 @@ async function main(): Promise<void> {
     }
   }
   const s = (a: number[]) => { const x = [...a].sort((p, q) => p - q); return `min ${x[0].toFixed(0)}, median ${x[x.length >> 1].toFixed(0)}`; };
-  console.log(`${which}: ${set.length} items, load ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")}`);
+  console.log(`${which}: ${set.length} items, load ${loadavg()}`);
   console.log(`main thread alone: ${s(main1)} µs CPU/item (the grading thread's own)`);
   console.log(`one worker alone:  ${s(alone)} µs CPU/item, ${(nAlone / rounds / secs).toFixed(0)} items/s; the whole process ${s(procAlone)}`);
   console.log(`two workers at once: ${s(both)} µs CPU/item each, ${(nBoth / rounds / secs).toFixed(0)} items/s together (${(nBoth / nAlone).toFixed(2)}x one alone); the whole process ${s(procBoth)}`);

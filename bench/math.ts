@@ -27,13 +27,12 @@
  *
  *   npm run bench:math            (= npm run build && tsx bench/math.ts [--seconds 2] [--warm 10] [--before DIR] [--pool-only] [--set NAME])
  */
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { grade } from "../verifiers/math/grade.js";
 import { MathPool } from "../verifiers/math/pool.js";
 import type { Task } from "../verifiers/math/worker.js";
 import { conformanceTasks, hardTasks, inline, ordinaryTasks } from "./math-sets.js";
-import { load, startAssay, startServer, table } from "./lib.js";
+import { load, loadavg, startAssay, startServer, table, waitReady } from "./lib.js";
 import { LoopThreads, type SetName } from "./math-two-at-once.js";
 
 const arg = (name: string) => { const i = process.argv.indexOf(name); return i > 0 ? process.argv[i + 1] : undefined; };
@@ -44,7 +43,6 @@ const beforeDir = arg("--before") ? resolve(arg("--before")!) : undefined;
 type PoolClass = typeof MathPool;
 const trees: [string, PoolClass][] = [["this tree", MathPool]];
 if (beforeDir) trees.unshift(["before", ((await import(`${beforeDir}/verifiers/math/pool.ts`)) as { MathPool: PoolClass }).MathPool]);
-const loadavg = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 
 /** Each throughput figure is the best of this many rounds: the 2-core machine is shared. */
 const ROUNDS = 3;
@@ -154,12 +152,7 @@ for (const [tree] of trees) {
     const b64 = JSON.stringify({ items: ord.slice(0, 64) });
     const hard64 = JSON.stringify({ items: allSets["hard mix"].slice(0, 64).map((t) => ({ verifier: "math", ...t })) });
     const url = `${assay.url}/reward/batch`;
-    // The math workers load before /readyz says ready (on a loaded machine, tens of seconds): a
-    // load run before that measures the start, and may get no answer at all in its window.
-    for (const t0 = Date.now(); (await fetch(`${assay.url}/readyz`)).status !== 200; ) {
-      if (Date.now() - t0 > 180_000) throw new Error("the server was not ready (/readyz) in 180 s");
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    await waitReady(assay.url);
     const pid = assay.child.pid;
     // the server's workers get the warm-up the pools above get on each set: with 2 s of the hard
     // mix, its CPU an item was still falling (346 µs in its first 5 s, ~235 after 15 s:
