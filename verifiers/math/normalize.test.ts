@@ -2,9 +2,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { normalizeByRules, normalizeLatex, PLAIN_NUMBER } from "./normalize.js";
+import { mulberry32 } from "./compare.js";
 
-let seed = 20261127;
-const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+const rnd = mulberry32(20261127);
 const pick = (s: string) => s[Math.floor(rnd() * s.length)]!;
 const digits = (n: number) => Array.from({ length: n }, () => pick("0123456789")).join("");
 

@@ -3,6 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Value } from "@sinclair/typebox/value";
 import { MathOptionsSchema, resolveOptions } from "./options.js";
+import { mulberry32 } from "./compare.js";
 
 /** Values a key may be given: absent, undefined, null, valid ones and ones of the wrong type. */
 const CHOICES: Record<string, unknown[]> = {
@@ -17,8 +18,7 @@ const CHOICES: Record<string, unknown[]> = {
 };
 
 test("resolveOptions agrees with Value.Default on 5,000 random option objects", () => {
-  let s = 12345;
-  const rnd = () => ((s = (s * 1103515245 + 12345) >>> 0) / 2 ** 32);
+  const rnd = mulberry32(12345);
   for (let n = 0; n < 5000; n++) {
     const o: Record<string, unknown> = {};
     for (const [k, vals] of Object.entries(CHOICES)) {

@@ -40,9 +40,7 @@ const DEFAULTS: [key: string, value: unknown][] = Object.entries(MathOptionsSche
  */
 export function resolveOptions(o: Partial<MathOptions> = {}): MathOptions {
   const given = o as Record<string, unknown>;
-  let filled = true;
-  for (const [k] of DEFAULTS) if (given[k] === undefined) filled = false;
-  if (filled) return o as MathOptions;
+  if (DEFAULTS.every(([k]) => given[k] !== undefined)) return o as MathOptions;
   const out: Record<string, unknown> = {};
   for (const [k, d] of DEFAULTS) out[k] = Array.isArray(d) ? [...d] : d;
   for (const k of Object.keys(given)) if (given[k] !== undefined || !(k in out)) out[k] = given[k];
