@@ -10,6 +10,7 @@
  * Inside an R1-style `<answer>…</answer>`, only the last tag's content is searched.
  */
 import { afterThink, boxedSpans, type Span } from "../../src/core/completion.js";
+import { dropTrailing } from "./normalize.js";
 
 export { boxedSpans };
 
@@ -103,8 +104,18 @@ function lastGroup(s: string, spans: Span[]): string {
   return parts.length === 1 ? parts[0] : parts.map((p) => p.trim()).join(", ");
 }
 
-/** "final answer is", "the answer is", "Answer:", and GSM8K's "#### 18". */
-const PHRASE = /(?:final\s+answer\s*(?:is|:)|the\s+answer\s+is|\banswer\s*:|\banswer\s+is|^\s*####)\s*:?\s*/gim;
+/**
+ * "final answer is", "the answer is", "Answer:", and GSM8K's "#### 18" at the start of a line.
+ * The space before `####` excludes line breaks: `^\s*` retried at every line start of a run of
+ * blank lines, each try scanning the rest of the run (quadratic: 32K newlines took ~1.5 s, 1 MiB
+ * would outlast any deadline and end as null).
+ */
+const PHRASE = /(?:final\s+answer\s*(?:is|:)|the\s+answer\s+is|\banswer\s*:|\banswer\s+is|^[^\S\n\r\u2028\u2029]*####)\s*:?\s*/gim;
+
+/** Where the first sentence after an answer phrase ends: a full stop after a non-digit, a full stop before a capital, a line break. */
+const SENTENCE_END = /(?<=[^\d\s])\.(?:\s|$)|\.\s+(?=[A-Z])|\n/;
+/** The last character of a sentence that is not a full stop, space, asterisk or quote. */
+const SENTENCE_LAST = /[^.\s*"'][.\s*"']*$/;
 
 /**
  * The answer after the last answer phrase; null also when that phrase begins at or before `boxAt`
@@ -135,7 +146,8 @@ function fromPhraseInner(s: string, boxAt: number): { x: Extracted; at: number }
     return wrap({ answer: lastGroup(rest, spans.slice(0, k + 1)), latex: true, via: "phrase" });
   }
   // Otherwise the first sentence.
-  const sentence = rest.split(/(?<=[^\d\s])\.(?:\s|$)|\.\s+(?=[A-Z])|\n/)[0].trim().replace(/[.\s*"']+$/, "");
+  const end = SENTENCE_END.exec(rest);
+  const sentence = dropTrailing((end ? rest.slice(0, end.index) : rest).trim(), SENTENCE_LAST);
   if (!sentence) return null;
   const inner = mathSpans(sentence);
   if (inner.length && inner[inner.length - 1].end >= sentence.length - 1) return wrap({ answer: lastGroup(sentence, inner), latex: true, via: "phrase" });

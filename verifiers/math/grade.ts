@@ -16,18 +16,28 @@ export type { Graded } from "./answer.js";
 export type { MathOptions } from "./options.js";
 export { referenceAnswer } from "./answer.js";
 
-/** A normalised answer within the caps; its parse is made on first use (identical strings need none). */
+/**
+ * A normalised answer; its parse is made on first use (identical strings need none). One past
+ * the caps (checkCaps) is still compared as a string, and never parsed: `tooComplex` says why.
+ */
 class Answer {
   private parsed: Value | undefined;
   private parsedWith = "";
   readonly normalized: string;
+  readonly tooComplex: TooComplex | null = null;
   constructor(answer: string, readonly latex: boolean, decimalComma = false) {
     if (answer.length > 4 * LIMITS.length) throw new TooComplex(`answer longer than ${LIMITS.length} characters`);
     this.normalized = normalizeAnswer(answer, latex, decimalComma);
-    checkCaps(this.normalized);
+    try {
+      checkCaps(this.normalized);
+    } catch (e) {
+      if (!(e instanceof TooComplex)) throw e;
+      this.tooComplex = e;
+    }
   }
   /** The parse, with the letters this item reads as functions (see functionNames); made once. */
   value(functions: string): Value {
+    if (this.tooComplex) throw this.tooComplex;
     if (this.parsed === undefined || this.parsedWith !== functions) {
       this.parsed = parseValue(this.normalized, { plain: !this.latex, functions });
       this.parsedWith = functions;
@@ -89,6 +99,8 @@ function gradeItem(response: string, reference: string | string[], o: MathOption
     throw e;
   }
   if (pred.normalized === "") return { reward: 0, reason: "no answer found", details: { extracted, via: found.via } };
+  // an answer past the caps can only match a reference written the same way
+  if (pred.tooComplex && !golds.some((g) => g instanceof Answer && g.normalized === pred.normalized)) return tooComplex(pred.tooComplex);
 
   const hints = promptHints(prompt);
   // an inequality answers an interval reference with the option, or where the prompt asks for
@@ -102,6 +114,7 @@ function gradeItem(response: string, reference: string | string[], o: MathOption
     if (gold.normalized === pred.normalized && gold.normalized !== "") {
       return { reward: 1, reason: "matches the reference", details: { ...details, method: "string", matched: i } };
     }
+    if (pred.tooComplex) continue; // a later reference is the same string (checked above)
     let predValue: Value, goldValue: Value;
     try {
       predValue = pred.value(functionNames(pred.normalized, gold.normalized));

@@ -29,6 +29,19 @@ const UNIT_RE = new RegExp(`(?<=[\\d}])\\s*(?:\\\\[,;! ]|~)?\\s*(?:${BARE_UNITS.
 const UNIT_TEXT_RE = new RegExp(`\\\\(?:text|textnormal|textrm|textit|mbox|mathrm|textbf|operatorname)\\s*\\{\\s*(?:(?:square|sq\\.?|cubic)\\s+)?(?:${UNITS.join("|")})(?:\\^?[23])?\\s*\\}(?:\\^\\{?[23]\\}?)?`, "gi");
 
 /**
+ * `s` up to and including the last character `lastKept` (a `/[^X][X]*$/` regex) finds: `s`
+ * without its trailing run of X, "" when it is all X. Linear, where `/[X]+$/` retries from
+ * every character of a run of X inside the text and is quadratic on it.
+ */
+export function dropTrailing(s: string, lastKept: RegExp): string {
+  const m = lastKept.exec(s);
+  return m ? s.slice(0, m.index + 1) : "";
+}
+
+/** The last character that is not a comma, semicolon, colon, full stop or space. */
+const LAST_NOT_PUNCTUATION = /[^,;.:\s][,;.:\s]*$/;
+
+/**
  * Circled and other enclosed digits as a list (`①④` is 1, 4: a choice of statements), and
  * decimal digits of other scripts (Arabic-Indic, Devanagari, …) as ASCII digits. NFKC would make
  * `①④` the number 14 and leaves most scripts' digits as they are. Linear.
@@ -153,7 +166,10 @@ export function normalizeByRules(input: string, plain: boolean, decimalComma = f
   s = unwrapCommand(s, /\\(?:text|textnormal|textrm|textit|textbf|textsf|mbox|mathrm|mathbf|mathit|mathsf|mathbb|mathcal|boldsymbol|bm|operatorname|hbox)\s*\{/g);
   s = dropQualifier(s);
   // percent: one marker, `\%`, that the parser reads (25\% is 25 and 0.25)
-  s = s.replace(/\\?%/g, PCT).replace(/\s*\b(?:percent(?:age)?|pct)\b/gi, PCT);
+  // (?<!\s): a match begins where a run of spaces begins, never inside one: `\s*` tried from
+  // every space of a long run, each try scanning the rest of it, was quadratic (4,000 `~` or `$`,
+  // spaces by then, took ~70 ms on the event loop's quick path)
+  s = s.replace(/\\?%/g, PCT).replace(/(?<!\s)\s*\b(?:percent(?:age)?|pct)\b/gi, PCT);
   // thousands separators: 14{,}916, 11,\!111, 1\,000 (a comma followed by no space and 3 digits)
   s = s.replace(/\{\s*,\s*\}/g, ",");
   s = s.replace(/(?<![\d.([,]\s*)(\d{1,3})((?:,\d{3})+)(?![\d])(?!\s*[)\]])/g, (m, a: string, rest: string) => (a === "0" ? m : a + rest.replace(/,/g, "")));
@@ -165,13 +181,13 @@ export function normalizeByRules(input: string, plain: boolean, decimalComma = f
     if (/^-?\d+,\d+$/.test(t)) s = t.replace(",", ".");
   }
   // connectors between answers
-  s = s.replace(/\s*\b(?:and|or)\b\s*/gi, ",");
+  s = s.replace(/(?<!\s)\s*\b(?:and|or)\b\s*/gi, ",");
   s = s.replace(/\)\s*(?:and|or)\s*\(/gi, "),(");
   // units after numbers
   s = s.replace(UNIT_RE, "");
   s = s.replace(/\\approx/g, "\\approx ");
   s = s.replace(/\s+/g, " ").trim();
-  s = s.replace(/^(?:[,;:\s]|\.(?!\d))+|[,;.:\s]+$/g, "");
+  s = dropTrailing(s.replace(/^(?:[,;:\s]|\.(?!\d))+/, ""), LAST_NOT_PUNCTUATION);
   // a matrix wrapped in brackets: [\begin{array}…\end{array}]
   s = s.replace(/^[([]\s*(\\begin\{(\w+)\}[\s\S]*\\end\{\2\})\s*[)\]]$/, "$1");
   // `x \in S`

@@ -10,6 +10,10 @@ import {
   FunctionNode, IndexNode, ObjectNode, OperatorNode, ParenthesisNode, RangeNode, RelationalNode,
 } from "mathjs/number";
 import { fromMathjs, type Expr } from "./expr.js";
+import { dropTrailing } from "./normalize.js";
+
+/** The last character that is not a comma, semicolon, full stop or space. */
+const LAST_NOT_SEPARATOR = /[^,;.\s][,;.\s]*$/;
 
 /**
  * mathjs (15.2.0) sets each of these node classes' `name` with `Object.defineProperty` (babel's
@@ -49,7 +53,21 @@ export type RelOp = "=" | "<" | "<=" | ">" | ">=" | "!=";
 /** Raised when an answer is past the caps: too long, too deep, exponents too large. */
 export class TooComplex extends Error {}
 
-export const LIMITS = { length: 2000, depth: 24, exponentDigits: 5, items: 200 };
+/**
+ * `bars`: absolute-value and norm bars (`|`, `\|`, `\vert`, `\lvert`, …) in one answer.
+ * compute-engine's parser tries every pairing of bars that open and close alike, and its time
+ * grows exponentially with their number: `|` 32 times took 29 s, `\|` 20 times 9 s, past any
+ * deadline (an item that ends as null, which a trainer masks). |x| + |y| + |z| + |w| has 8.
+ */
+export const LIMITS = { length: 2000, depth: 24, exponentDigits: 5, items: 200, bars: 10, signs: 16 };
+/**
+ * More than LIMITS.signs signs in a row (`--+-…`, spaces between them or not): compute-engine
+ * reads a run of signs in quadratic time (2,000 of them ~0.8 s on an idle core); no answer
+ * has more than a few.
+ */
+const SIGN_RUN = new RegExp(`(?:[-+\u2212]\\s*){${LIMITS.signs + 1}}`);
+/** A bar compute-engine reads as a delimiter that may open or close. */
+const BAR = /\\[lr]?[vV]ert(?![a-zA-Z])|\|/g;
 
 let engine: ComputeEngine | null = null;
 /** Whether an item is being graded, and whether its scope has been pushed yet. */
@@ -114,6 +132,9 @@ export function checkCaps(s: string): void {
     if (c === "{" || c === "(" || c === "[") { depth++; if (depth > max) max = depth; } else if (c === "}" || c === ")" || c === "]") depth--;
   }
   if (max > LIMITS.depth) throw new TooComplex(`answer nested deeper than ${LIMITS.depth}`);
+  if (SIGN_RUN.test(s)) throw new TooComplex(`more than ${LIMITS.signs} signs in a row`);
+  let bars = 0;
+  for (BAR.lastIndex = 0; BAR.exec(s) !== null;) if (++bars > LIMITS.bars) throw new TooComplex(`more than ${LIMITS.bars} absolute-value or norm bars`);
   const big = new RegExp(`\\^\\s*\\{?\\s*-?\\d{${LIMITS.exponentDigits + 1},}|\\d{${LIMITS.exponentDigits + 1},}\\s*!`);
   if (big.test(s)) throw new TooComplex(`exponent or factorial argument longer than ${LIMITS.exponentDigits} digits`);
   // towers: more than 3 stacked exponents
@@ -256,7 +277,7 @@ type Reader = (s: string, o: ParseOptions, depth: number) => Value | null;
  */
 export function parseValue(s: string, o: ParseOptions, depth = 0): Value {
   if (depth > 12) throw new TooComplex("answer structure nested too deeply");
-  s = s.trim().replace(/^(?:[,;\s]|\.(?!\d))+|[,;.\s]+$/g, "");
+  s = dropTrailing(s.trim().replace(/^(?:[,;\s]|\.(?!\d))+/, ""), LAST_NOT_SEPARATOR);
   if (!s) return { t: "text", s: "" };
   const early = readList(s, o, depth) ?? readUnion(s, o, depth);
   if (early) return early;
