@@ -338,6 +338,16 @@ async function callCase(fn: string, c: { args: unknown[]; output: unknown }, i: 
  * assert puts the values there); else the last line that is not a stack frame. A thrown error is
  * named, not where it was. The isolate's frames also give the program's line, added as "(line N)".
  */
+/**
+ * The first stack frame outside System.* in mono's trace of a failed Debug.Assert (the test's
+ * own method), or null. The indent is spaces and tabs only: `^\s*` under the m flag was retried
+ * at every line start of a run of blank lines, each try scanning the rest of the run, quadratic
+ * in the program's stderr on the event loop (32K newlines: ~1.8 s).
+ */
+export function debugAssertFrame(stderr: string): string | null {
+  return /^[ \t]*at (?!System\.)(.+?)(?: \[0x[0-9a-f]+\])?(?: in .*)?$/m.exec(stderr)?.[1] ?? null;
+}
+
 export function messageOf(stderr: string): string {
   const lines = stderr.slice(-20_000).split("\n").map((l) => l.trimEnd());
   const frame = /^\s+(at\s|File\s|\.\.\.|\^)|^\s{2,}\S|^Traceback \(|^Node\.js v\d/;
@@ -431,8 +441,8 @@ async function runProgram(suite: Extract<Suite, { kind: "program" }>, program: s
   // C#: a failed Debug.Assert is printed (MONO_TRACE_LISTENER) and mono goes on to exit 0.
   // (MultiPL-E's eval_cs.py reads the same frame: "System.Diagnostics.DefaultTraceListener.Fail".)
   if (lang === "csharp_test" && /System\.Diagnostics\.DefaultTraceListener\.Fail\b/.test(r.stderr)) {
-    const at = /^\s*at (?!System\.)(.+?)(?: \[0x[0-9a-f]+\])?(?: in .*)?$/m.exec(r.stderr);
-    return [{ test: 0, status: "failed", ...timesOf(r), error: clip(`Debug.Assert failed${at ? ` at ${at[1]}` : ""}`) }];
+    const at = debugAssertFrame(r.stderr);
+    return [{ test: 0, status: "failed", ...timesOf(r), error: clip(`Debug.Assert failed${at ? ` at ${at}` : ""}`) }];
   }
   if (r.exitCode !== 0) {
     const said = messageOf(r.stderr) || messageOf(r.stdout);

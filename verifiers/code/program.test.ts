@@ -8,7 +8,7 @@
 import { test, describe, after } from "node:test";
 import assert from "node:assert/strict";
 import { code } from "./index.js";
-import { messageOf, programLanguage } from "./index.js";
+import { debugAssertFrame, messageOf, programLanguage } from "./index.js";
 import { parseReference } from "./suite.js";
 import type { Sandbox } from "../../sandbox/types.js";
 import { notBuiltReason, GO_CACHE } from "../../sandbox/languages.js";
@@ -138,6 +138,21 @@ describe("whole-program references", () => {
     assert.equal(programLanguage("c++", cppTest), "cpp");
     assert.equal(programLanguage("c#", csTest), "csharp_test");
     assert.equal(programLanguage("csharp", "class P { static void Main() {} }"), "csharp");
+  });
+  test("a failed Debug.Assert names the test's own frame, and a program's stderr of blank lines costs linear time", () => {
+    const trace = "---- DEBUG ASSERTION FAILED ----\n---- Assert Short Message ----\n\n---- Assert Long Message ----\n\n\n" +
+      "  at System.Diagnostics.DefaultTraceListener.Fail (System.String detailMessage) [0x00000] in <5e9f0bd1>:0 \n" +
+      "  at System.Diagnostics.Debug.Assert (System.Boolean condition) [0x00008] in <5e9f0bd1>:0 \n" +
+      "  at Problem.Main (System.String[] args) [0x00001] in /sandbox/run/main.cs:12 \n";
+    assert.equal(debugAssertFrame(trace), "Problem.Main (System.String[] args)");
+    assert.equal(debugAssertFrame("\tat Problem.Main () in x.cs:3"), "Problem.Main ()");
+    assert.equal(debugAssertFrame("no frames here"), null);
+    // `^\s*at` under the m flag took ~1.8 s on 32K newlines; a 1 MiB stderr would hold the event loop for minutes
+    const hostile = "System.Diagnostics.DefaultTraceListener.Fail\n" + "\n".repeat(1 << 20) + " \n".repeat(1 << 18);
+    const c0 = process.cpuUsage();
+    assert.equal(debugAssertFrame(hostile), null);
+    const c = process.cpuUsage(c0);
+    assert.ok((c.user + c.system) / 1000 < 200, `${(c.user + c.system) / 1000} ms`);
   });
   test("the reason is the failing line's message, not a stack frame", () => {
     assert.equal(messageOf("TypeError: x is not a function\n    at f (eval at run (<isolated-vm>:1:1), <anonymous>:3:9)\n    at eval (<anonymous>)\n"), "TypeError: x is not a function (line 3)");
