@@ -332,13 +332,6 @@ async function callCase(fn: string, c: { args: unknown[]; output: unknown }, i: 
 }
 
 /**
- * What a failed run's stderr says went wrong, in one line: the last line that names an error
- * (`TypeError: ...`, `AssertionError [ERR_ASSERTION]: ...`, `Exception in thread "main" ...`,
- * `Assertion failed`), with the lines of its message that follow when it ends in a colon (Node's
- * assert puts the values there); else the last line that is not a stack frame. A thrown error is
- * named, not where it was. The isolate's frames also give the program's line, added as "(line N)".
- */
-/**
  * The first stack frame outside System.* in mono's trace of a failed Debug.Assert (the test's
  * own method), or null. The indent is spaces and tabs only: `^\s*` under the m flag was retried
  * at every line start of a run of blank lines, each try scanning the rest of the run, quadratic
@@ -348,6 +341,13 @@ export function debugAssertFrame(stderr: string): string | null {
   return /^[ \t]*at (?!System\.)(.+?)(?: \[0x[0-9a-f]+\])?(?: in .*)?$/m.exec(stderr)?.[1] ?? null;
 }
 
+/**
+ * What a failed run's stderr says went wrong, in one line: the last line that names an error
+ * (`TypeError: ...`, `AssertionError [ERR_ASSERTION]: ...`, `Exception in thread "main" ...`,
+ * `Assertion failed`), with the lines of its message that follow when it ends in a colon (Node's
+ * assert puts the values there); else the last line that is not a stack frame. A thrown error is
+ * named, not where it was. The isolate's frames also give the program's line, added as "(line N)".
+ */
 export function messageOf(stderr: string): string {
   const lines = stderr.slice(-20_000).split("\n").map((l) => l.trimEnd());
   const frame = /^\s+(at\s|File\s|\.\.\.|\^)|^\s{2,}\S|^Traceback \(|^Node\.js v\d/;

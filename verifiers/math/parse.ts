@@ -50,7 +50,7 @@ export type Value =
 
 export type RelOp = "=" | "<" | "<=" | ">" | ">=" | "!=";
 
-/** Raised when an answer is past the caps: too long, too deep, exponents too large. */
+/** Raised when an answer is past the caps: too long, too deep, exponents too large, too many bars or signs in a row. */
 export class TooComplex extends Error {}
 
 /**
