@@ -14,6 +14,8 @@ import { extractChoice } from "../verifiers/text/choice.js";
 import { extractAnswer } from "../verifiers/text/exact.js";
 import { normalize } from "../verifiers/text/normalize.js";
 import { lines } from "../sandbox/docker/worker.js";
+import { dropTrailing } from "../src/core/completion.js";
+import { mulberry32 } from "../verifiers/math/compare.js";
 import { fastestCpu } from "./helpers.js";
 
 const MB = 1 << 20;
@@ -30,6 +32,7 @@ const cases: [string, () => unknown][] = [
   ["blank lines", () => extractChoice(" \n".repeat(MB / 2) + "ab")],
   ["unclosed <answer> tags", () => extractAnswer("<answer>".repeat(MB / 8), { extract: "answer_tag", strip_think: true })],
   ["punctuation inside the text", () => normalize("a" + "!".repeat(MB) + "b", { stripPunctuation: true })],
+  ["a run inside the text, its trailing run dropped", () => dropTrailing("a" + ". ".repeat(MB / 2) + "b.", /[^.\s][.\s]*$/)],
 ];
 
 for (const [name, f] of cases) {
@@ -57,6 +60,22 @@ test("the runner channel splits a 12 MB line arriving in 64 KB chunks in linear 
   f2(e.subarray(0, 1));
   f2(e.subarray(1));
   assert.deepEqual(split, ["é"]);
+});
+
+test("dropTrailing gives what /[X]+$/ gives, on random strings, astral characters included", () => {
+  const rnd = mulberry32(11);
+  const alphabet = ["a", "1", ".", " ", ",", ";", ":", "*", "\"", "'", "!", "\n", "😀", "é", "𝟙", "«"];
+  // [the quadratic trim, the linear regex dropTrailing takes]: math's (no flag) and the text verifiers' (u)
+  const cases: [RegExp, RegExp][] = [
+    [/[.\s*"']+$/, /[^.\s*"'][.\s*"']*$/],
+    [/[,;.:\s]+$/, /[^,;.:\s][,;.:\s]*$/],
+    [/[\p{P}\p{S}\s]+$/u, /[^\p{P}\p{S}\s][\p{P}\p{S}\s]*$/u],
+  ];
+  for (let i = 0; i < 20_000; i++) {
+    let s = "";
+    for (let n = Math.floor(rnd() * 12); n > 0; n--) s += alphabet[Math.floor(rnd() * alphabet.length)];
+    for (const [run, lastKept] of cases) assert.equal(dropTrailing(s, lastKept), s.replace(run, ""), JSON.stringify(s));
+  }
 });
 
 test("fence scanning still finds the blocks people write", () => {

@@ -10,6 +10,17 @@ export function afterThink(s: string, tag = "think"): string {
   return i < 0 ? s : s.slice(i + close.length);
 }
 
+/**
+ * `s` up to and including the last character that `lastKept` (a `/[^X][X]*$/` regex: a character
+ * that is not X, then X to the end) finds: `s` without its trailing run of X, "" when it is all
+ * X. Linear, where `/[X]+$/` retries from every character of a run of X inside the text and is
+ * quadratic on it. With the `u` flag the kept character may be astral (two code units).
+ */
+export function dropTrailing(s: string, lastKept: RegExp): string {
+  const m = lastKept.exec(s);
+  return m ? s.slice(0, m.index + (s.codePointAt(m.index)! > 0xffff ? 2 : 1)) : "";
+}
+
 export interface Span {
   start: number;
   end: number;

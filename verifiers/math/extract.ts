@@ -9,8 +9,7 @@
  * - `plain`: the whole text when it is a bare expression, else its last number.
  * Inside an R1-style `<answer>…</answer>`, only the last tag's content is searched.
  */
-import { afterThink, boxedSpans, type Span } from "../../src/core/completion.js";
-import { dropTrailing } from "./normalize.js";
+import { afterThink, boxedSpans, dropTrailing, type Span } from "../../src/core/completion.js";
 
 export { boxedSpans };
 

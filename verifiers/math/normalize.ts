@@ -3,6 +3,7 @@
  * styling, units, degrees, `\left`/`\right`, thousands separators and `%`; rewrites frac
  * variants, Unicode symbols and connector words. Plain answers also get decimal commas.
  */
+import { dropTrailing } from "../../src/core/completion.js";
 
 const UNICODE: [RegExp, string][] = [
   [/[−–—]/g, "-"], [/×/g, "\\times "], [/·/g, "\\cdot "], [/÷/g, "/"], [/≤/g, "\\le "], [/≥/g, "\\ge "],
@@ -27,16 +28,6 @@ const UNITS = [
 const BARE_UNITS = UNITS.filter((u) => !/^[a-z]$/.test(u));
 const UNIT_RE = new RegExp(`(?<=[\\d}])\\s*(?:\\\\[,;! ]|~)?\\s*(?:${BARE_UNITS.join("|")})(?:\\^?\\{?[23]\\}?)?(?![a-zA-Z])`, "g");
 const UNIT_TEXT_RE = new RegExp(`\\\\(?:text|textnormal|textrm|textit|mbox|mathrm|textbf|operatorname)\\s*\\{\\s*(?:(?:square|sq\\.?|cubic)\\s+)?(?:${UNITS.join("|")})(?:\\^?[23])?\\s*\\}(?:\\^\\{?[23]\\}?)?`, "gi");
-
-/**
- * `s` up to and including the last character `lastKept` (a `/[^X][X]*$/` regex) finds: `s`
- * without its trailing run of X, "" when it is all X. Linear, where `/[X]+$/` retries from
- * every character of a run of X inside the text and is quadratic on it.
- */
-export function dropTrailing(s: string, lastKept: RegExp): string {
-  const m = lastKept.exec(s);
-  return m ? s.slice(0, m.index + 1) : "";
-}
 
 /** The last character that is not a comma, semicolon, colon, full stop or space. */
 const LAST_NOT_PUNCTUATION = /[^,;.:\s][,;.:\s]*$/;

@@ -10,7 +10,7 @@ import {
   FunctionNode, IndexNode, ObjectNode, OperatorNode, ParenthesisNode, RangeNode, RelationalNode,
 } from "mathjs/number";
 import { fromMathjs, type Expr } from "./expr.js";
-import { dropTrailing } from "./normalize.js";
+import { dropTrailing } from "../../src/core/completion.js";
 
 /** The last character that is not a comma, semicolon, full stop or space. */
 const LAST_NOT_SEPARATOR = /[^,;.\s][,;.\s]*$/;

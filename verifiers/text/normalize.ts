@@ -1,4 +1,5 @@
 /** String normalisation shared by the text verifiers. */
+import { dropTrailing } from "../../src/core/completion.js";
 
 export interface NormalizeOptions {
   caseSensitive?: boolean;
@@ -14,16 +15,15 @@ const LAST_INNER = /[^\p{P}\p{S}\s][\p{P}\p{S}\s]*$/u;
 
 /**
  * Drops punctuation, symbols and spaces from both ends. Two linear regex scans: the trailing
- * run is found from the last character that is not an edge (each start fails at the next inner
- * character), never with /[…]+$/, which retries from every position and is quadratic on a long
- * run of punctuation inside the text; and never Array.from (a million strings for 1 MiB).
+ * run is found from the last character that is not an edge (dropTrailing), never with /[…]+$/,
+ * which retries from every position and is quadratic on a long run of punctuation inside the
+ * text; and never Array.from (a million strings for 1 MiB).
  */
 function stripEdges(t: string): string {
   const a = LEADING_EDGE.exec(t)?.[0].length ?? 0;
   if (a === t.length) return "";
-  const last = LAST_INNER.exec(t)!; // a < t.length: some character is not an edge
-  const b = last.index + String.fromCodePoint(t.codePointAt(last.index)!).length;
-  return a === 0 && b === t.length ? t : t.slice(a, b);
+  // a < t.length: some character is not an edge, so the kept part holds it
+  return dropTrailing(t, LAST_INNER).slice(a);
 }
 
 /**
