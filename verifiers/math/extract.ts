@@ -161,13 +161,33 @@ function fromPhraseInner(s: string, boxAt: number): { x: Extracted; at: number }
 const PLAIN_EXPR = /^[\s\d.,;:+\-*/^()[\]{}<>=!%|a-zA-Z_'\\·×÷−√πθ∞≤≥≠°€£¥₹]*$/;
 const NUMBER = /(?<![\w.])[-−]?(?:\d+\s*\/\s*\d+(?![\d.,]\d)|\d{1,3}(?:[, ]\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?|\.\d+)(?![\d.,]\d)(?!\.?[a-zA-Z]*\d)/g;
 
+/**
+ * A minus written apart from its number, at the end of the text before it: `- 34`, `-\,34`,
+ * `-(34)` (its `)` checked after the number and a percent sign), `–34` (an en dash), `negative 34`; after a space or
+ * `=:,;([{`, so that a hyphen (`COVID-19`) is not one. Fixed-width but for `negative\s+`, and
+ * run on a bounded slice (SIGN_WINDOW): linear in the text.
+ */
+const SIGN_BEFORE = /[\s=:,;([{](?:[-−–](?:\s|\\[,;:!])?|[-−]\s?\(\s?|negative\s+)$/;
+/** What before such a sign (and its space) makes it a binary minus: a digit, a closing bracket or a lone letter (`3 - 5`, `x - 5`). */
+const OPERAND_BEFORE = /(?:[\d)\]}]|(?<![a-zA-Z\\])[a-zA-Z])$/;
+const SIGN_WINDOW = 24;
+
 function lastNumber(s: string): string | null {
   let last: RegExpMatchArray | null = null;
   for (const m of s.matchAll(NUMBER)) last = m;
   if (!last) return null;
+  const at = last.index!, end = at + last[0].length;
+  let n = last[0];
+  if (n[0] !== "-" && n[0] !== "−") {
+    // a sign apart from the digits is still the number's (`we get - 34` is -34, not 34)
+    const from = Math.max(0, at - SIGN_WINDOW);
+    const before = (from === 0 ? " " : "") + s.slice(from, at);
+    const sign = SIGN_BEFORE.exec(before);
+    if (sign && !OPERAND_BEFORE.test(before.slice(0, sign.index + (/\s/.test(sign[0][0]) ? 0 : 1))) && (!sign[0].slice(1).includes("(") || /^\s?(?:\\?%\s?)?\)/.test(s.slice(end, end + 5)))) n = `-${n}`;
+  }
   // a percent sign or word after it stays with it ("40 percent" is 40% against 0.4)
-  const pct = /^\s?(?:\\?%|percent\b)/.exec(s.slice(last.index! + last[0].length, last.index! + last[0].length + 9));
-  return pct ? `${last[0]}%` : last[0];
+  const pct = /^\s?(?:\\?%|percent\b)/.exec(s.slice(end, end + 9));
+  return pct ? `${n}%` : n;
 }
 
 const MATH_WORDS = /^(?:sin|cos|tan|sec|csc|cot|arcsin|arccos|arctan|sinh|cosh|tanh|ln|log|exp|sqrt|cbrt|abs|pi|inf|infty|infinity|and|or|percent|percentage|pct)$/i;

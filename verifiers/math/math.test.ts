@@ -514,6 +514,11 @@ describe("machinery outcomes", () => {
 });
 
 const traps: Row[] = [
+  // a minus apart from its digits in plain text is still the answer's (it was dropped: `- 34` read as 34)
+  ["So we get - 34.", "34", 0], ["So we get - 34.", "-34", 1], ["So we get -(34).", "34", 0], ["So we get negative 34.", "-34", 1],
+  ["Therefore, x = -\\,34.", "34", 0], ["The answer is –34.", "-34", 1], ["It fell by -(40%).", "-40%", 1],
+  // and a hyphen or a binary minus is not a sign
+  ["COVID-19 cases rose to 19.", "19", 1], ["The range is 3 - 5.", "5", 1], ["pages 10–20", "20", 1], ["Total: 5 - 3 = 2", "2", 1],
   ["\\boxed{|x|}", "x", 0], ["\\boxed{\\sqrt{x^2}}", "|x|", 1], ["\\boxed{x}", "y", 0], ["\\boxed{3.14}", "\\pi", 0],
   ["\\boxed{10^{-3}}", "0.001", 1], ["\\boxed{2^{100}}", "1267650600228229401496703205376", 1], ["\\boxed{2^{100}}", "1267650600228229401496703205377", 0],
   ["\\boxed{-\\infty}", "\\infty", 0], ["\\boxed{\\infty}", "\\infty", 1], ["\\boxed{\\text{None}}", "0", 0], ["<think>answer is 5</think> I don't know", "5", 0],

@@ -1,9 +1,11 @@
 /**
- * False positives a one-digit slip would be paid for. Every pair the verifier grades 1 (the hard
+ * False positives a one-digit slip, or a flipped sign, would be paid for. Every pair the verifier grades 1 (the hard
  * set's positives, and Math-Verify's positive cases as conformance.test.ts runs them) is graded
  * again with one digit of its extracted answer changed (d -> d + 3 mod 10), one digit at a time;
  * each such answer names another value and must grade 0. A rule that drops digits, reads a
- * number by its prefix, or compares with a looser tolerance than `precision` fails here.
+ * number by its prefix, or compares with a looser tolerance than `precision` fails here. The
+ * same answers with their sign flipped (`-(answer)`, or the minus taken off) must grade 0 too:
+ * a plain-text `-(34)` or `- 34` was read as 34.
  *
  * Left out, because there the change does not alter the value the verifier reads, by design:
  * - answers with `=` or `\approx` (a chain's last side is the answer: `x = 5+5+1 = 11`);
@@ -76,6 +78,32 @@ test("one digit changed in a right answer grades 0", () => {
   console.log(`${pairs} right answers, ${slips} one-digit slips, ${paid.length} paid`);
   assert.deepEqual(paid, []);
   assert.ok(pairs >= 350 && slips >= 950, `only ${pairs} answers and ${slips} slips checked`);
+});
+
+/** An answer that is one value: no list, interval, set, matrix, ± or inequality (negating those is not one change). */
+const MANY = /[,;|<>]|\\(?:begin|cup|cap|pm|mp|le|ge|leq|geq|infty)(?![a-zA-Z])/;
+
+test("a right answer with its sign flipped grades 0", () => {
+  let flips = 0;
+  const paid: string[] = [];
+  for (const p of positives()) {
+    const g = p.grade(p.response);
+    if (g.reward !== 1) continue;
+    const extracted = g.details.extracted;
+    if (!extracted || LEFT_OUT.test(extracted) || MANY.test(extracted)) continue;
+    // an option letter has no sign, and zero is its own negation
+    if (/^\(?[A-Ja-j]\)?$/.test(extracted.trim()) || grade(p.response, "0").reward === 1) continue;
+    const at = p.response.lastIndexOf(extracted);
+    if (at < 0) continue;
+    const v = extracted.trim();
+    const flipped = v.startsWith("-") ? v.slice(1) : `-(${v})`;
+    const response = p.response.slice(0, at) + extracted.replace(v, flipped) + p.response.slice(at + extracted.length);
+    flips++;
+    if (p.grade(response).reward === 1) paid.push(`${JSON.stringify(response.slice(-80))} graded 1 against ${JSON.stringify(p.reference)}`);
+  }
+  console.log(`${flips} right answers with the sign flipped, ${paid.length} paid`);
+  assert.deepEqual(paid, []);
+  assert.ok(flips >= 180, `only ${flips} flips checked`);
 });
 
 test("slipDigits stops at the precision, after a decimal point only", () => {
