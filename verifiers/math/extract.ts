@@ -163,9 +163,9 @@ const NUMBER = /(?<![\w.])[-−]?(?:\d+\s*\/\s*\d+(?![\d.,]\d)|\d{1,3}(?:[, ]\d{
 
 /**
  * A minus written apart from its number, at the end of the text before it: `- 34`, `-\,34`,
- * `-(34)` (its `)` checked after the number and a percent sign), `–34` (an en dash), `negative 34`; after a space or
- * `=:,;([{`, so that a hyphen (`COVID-19`) is not one. Fixed-width but for `negative\s+`, and
- * run on a bounded slice (SIGN_WINDOW): linear in the text.
+ * `-(34)` (its `)` checked after the number and a percent sign), `–34` (an en dash),
+ * `negative 34`; after a space or `=:,;([{`, so that a hyphen (`COVID-19`) is not one.
+ * Fixed-width but for `negative\s+`, and run on a bounded slice (SIGN_WINDOW): linear in the text.
  */
 const SIGN_BEFORE = /[\s=:,;([{](?:[-−–](?:\s|\\[,;:!])?|[-−]\s?\(\s?|negative\s+)$/;
 /** What before such a sign (and its space) makes it a binary minus: a digit, a closing bracket or a lone letter (`3 - 5`, `x - 5`). */
