@@ -8,18 +8,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { grade, type MathOptions } from "./grade.js";
-import { loadCases, runCase } from "./conformance.js";
-
-/** `prompt`: the item's problem, where the pair's rule reads it (a range, a percentage, labels). `source`: where the problem comes from. */
-interface Pair { category: string; response: string; reference: string | string[]; expected: 0 | 1; options?: Partial<MathOptions>; prompt?: string; source: string }
-
-export const HARD_SET = new URL("./testdata/hard-set.jsonl", import.meta.url);
-
-export function loadHardSet(): Pair[] {
-  return readFileSync(HARD_SET, "utf8").split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l) as Pair);
-}
+import { grade } from "./grade.js";
+import { loadCases, loadHardSet, runCase } from "./conformance.js";
 
 interface Tally { pos: number; tp: number; neg: number; fp: number }
 const rate = (n: number, d: number) => (d ? (100 * n / d).toFixed(1) + "%" : "-");

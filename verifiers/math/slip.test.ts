@@ -1,6 +1,6 @@
 /**
- * False positives a one-digit slip, or a flipped sign, would be paid for. Every pair the verifier grades 1 (the hard
- * set's positives, and Math-Verify's positive cases as conformance.test.ts runs them) is graded
+ * False positives a one-digit slip, or a flipped sign, would be paid for. Every pair the
+ * verifier grades 1 (the hard set's positives, and Math-Verify's positive cases as conformance.test.ts runs them) is graded
  * again with one digit of its extracted answer changed (d -> d + 3 mod 10), one digit at a time;
  * each such answer names another value and must grade 0. A rule that drops digits, reads a
  * number by its prefix, or compares with a looser tolerance than `precision` fails here. The
@@ -16,15 +16,12 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { grade, type Graded, type MathOptions } from "./grade.js";
-import { loadCases, optionsFor, runCase } from "./conformance.js";
+import { grade, type Graded } from "./grade.js";
+import { loadCases, loadHardSet, optionsFor, runCase } from "./conformance.js";
 import { resolveOptions } from "./options.js";
 
 /** Places a decimal answer is compared to when `precision` is unset: the contract under test (Math-Verify's float_rounding), stated here, not imported, so that a looser rational.ts DEFAULT_PLACES fails. */
 const PLACES = 6;
-
-interface Positive { response: string; options: Partial<MathOptions>; reference: string | string[]; grade(response: string): Graded }
 
 const LEFT_OUT = /=|\\approx|_|\\text|\\(?:sin|cos|tan|sec|csc|cot|arcsin|arccos|arctan)(?![a-zA-Z])/;
 
@@ -42,39 +39,50 @@ function slipDigits(s: string, precision: number): number[] {
   return out;
 }
 
-function positives(): Positive[] {
-  const out: Positive[] = [];
-  // the hard set (hard-set.test.ts's), read here: importing a test file would run its tests too
-  const hard = readFileSync(new URL("./testdata/hard-set.jsonl", import.meta.url), "utf8").split("\n").filter((l) => l.trim());
-  for (const p of hard.map((l) => JSON.parse(l) as { response: string; reference: string | string[]; expected: number; options?: Partial<MathOptions>; prompt?: string })) {
-    if (p.expected !== 1) continue;
-    out.push({ response: p.response, reference: p.reference, options: p.options ?? {}, grade: (r) => grade(r, p.reference, p.options ?? {}, p.prompt) });
+/** A right answer: how to grade the item with another response, and where its extracted answer sits in the response. */
+interface Right { response: string; reference: string | string[]; precision: number | undefined; extracted: string; at: number; grade(response: string): Graded }
+
+/**
+ * Every pair of the hard set and every Math-Verify case that should grade 1 and does, whose
+ * extracted answer is not LEFT_OUT and is found as written in the response; graded once for both
+ * tests.
+ */
+const rights: Right[] = (() => {
+  const items: Omit<Right, "extracted" | "at">[] = [];
+  for (const p of loadHardSet()) {
+    const options = p.options ?? {};
+    if (p.expected === 1) items.push({ response: p.response, reference: p.reference, precision: resolveOptions(options).precision, grade: (r) => grade(r, p.reference, options, p.prompt) });
   }
   for (const c of loadCases()) {
-    if (c.expected <= 0) continue;
-    out.push({ response: c.pred, reference: c.gold, options: optionsFor(c), grade: (r) => runCase({ ...c, pred: r }).result });
+    if (c.expected > 0) items.push({ response: c.pred, reference: c.gold, precision: resolveOptions(optionsFor(c)).precision, grade: (r) => runCase({ ...c, pred: r }).result });
   }
-  return out;
-}
-
-test("one digit changed in a right answer grades 0", () => {
-  let pairs = 0, slips = 0;
-  const paid: string[] = [];
-  for (const p of positives()) {
-    const g = p.grade(p.response);
+  const out: Right[] = [];
+  for (const item of items) {
+    const g = item.grade(item.response);
     if (g.reward !== 1) continue; // a miss is hard-set.test.ts's and conformance.test.ts's to report
     const extracted = g.details.extracted;
     if (!extracted || LEFT_OUT.test(extracted)) continue;
-    const at = p.response.lastIndexOf(extracted);
+    const at = item.response.lastIndexOf(extracted);
     if (at < 0) continue; // extracted from a rewritten form (`\\frac` fixed): no place to slip
-    pairs++;
-    for (const i of slipDigits(extracted, resolveOptions(p.options).precision ?? PLACES)) {
-      const k = at + i;
-      const slipped = p.response.slice(0, k) + String((Number(p.response[k]) + 3) % 10) + p.response.slice(k + 1);
+    out.push({ ...item, extracted, at });
+  }
+  return out;
+})();
+
+/** `r`'s response with its extracted answer's characters from `i` to `j` replaced by `by`. */
+const rewrite = (r: Right, i: number, j: number, by: string) => r.response.slice(0, r.at + i) + by + r.response.slice(r.at + j);
+
+test("one digit changed in a right answer grades 0", () => {
+  let slips = 0;
+  const paid: string[] = [];
+  for (const r of rights) {
+    for (const i of slipDigits(r.extracted, r.precision ?? PLACES)) {
+      const slipped = rewrite(r, i, i + 1, String((Number(r.extracted[i]) + 3) % 10));
       slips++;
-      if (p.grade(slipped).reward === 1) paid.push(`${JSON.stringify(slipped.slice(-80))} graded 1 against ${JSON.stringify(p.reference)}`);
+      if (r.grade(slipped).reward === 1) paid.push(`${JSON.stringify(slipped.slice(-80))} graded 1 against ${JSON.stringify(r.reference)}`);
     }
   }
+  const pairs = rights.length;
   console.log(`${pairs} right answers, ${slips} one-digit slips, ${paid.length} paid`);
   assert.deepEqual(paid, []);
   assert.ok(pairs >= 350 && slips >= 950, `only ${pairs} answers and ${slips} slips checked`);
@@ -86,20 +94,14 @@ const MANY = /[,;|<>]|\\(?:begin|cup|cap|pm|mp|le|ge|leq|geq|infty)(?![a-zA-Z])/
 test("a right answer with its sign flipped grades 0", () => {
   let flips = 0;
   const paid: string[] = [];
-  for (const p of positives()) {
-    const g = p.grade(p.response);
-    if (g.reward !== 1) continue;
-    const extracted = g.details.extracted;
-    if (!extracted || LEFT_OUT.test(extracted) || MANY.test(extracted)) continue;
+  for (const r of rights) {
+    if (MANY.test(r.extracted)) continue;
     // an option letter has no sign, and zero is its own negation
-    if (/^\(?[A-Ja-j]\)?$/.test(extracted.trim()) || grade(p.response, "0").reward === 1) continue;
-    const at = p.response.lastIndexOf(extracted);
-    if (at < 0) continue;
-    const v = extracted.trim();
-    const flipped = v.startsWith("-") ? v.slice(1) : `-(${v})`;
-    const response = p.response.slice(0, at) + extracted.replace(v, flipped) + p.response.slice(at + extracted.length);
+    if (/^\(?[A-Ja-j]\)?$/.test(r.extracted.trim()) || grade(r.response, "0").reward === 1) continue;
+    const v = r.extracted.trim(), i = r.extracted.indexOf(v);
+    const response = rewrite(r, i, i + v.length, v.startsWith("-") ? v.slice(1) : `-(${v})`);
     flips++;
-    if (p.grade(response).reward === 1) paid.push(`${JSON.stringify(response.slice(-80))} graded 1 against ${JSON.stringify(p.reference)}`);
+    if (r.grade(response).reward === 1) paid.push(`${JSON.stringify(response.slice(-80))} graded 1 against ${JSON.stringify(r.reference)}`);
   }
   console.log(`${flips} right answers with the sign flipped, ${paid.length} paid`);
   assert.deepEqual(paid, []);
