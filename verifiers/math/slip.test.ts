@@ -108,6 +108,68 @@ test("a right answer with its sign flipped grades 0", () => {
   assert.ok(flips >= 180, `only ${flips} flips checked`);
 });
 
+/**
+ * Structural slips: each names another answer, so each must grade 0. Brackets are swapped on
+ * two-element answers only (`[6,31,-1)` has no reading but the tuple's); a list's element is
+ * dropped or one added; a two-element tuple's elements swapped; `\sqrt`, `\pi`, `\pm` or a
+ * coefficient's variable taken off; a fraction turned over; an inequality turned round; an
+ * option letter moved on.
+ */
+const STRUCTURAL: [string, (s: string) => string[]][] = [
+  ["a bracket swapped", (s) => {
+    const m = /^(\s*)([[(])([^,()[\]]+,[^,()[\]]+)([\])])(\s*)$/.exec(s);
+    if (!m) return [];
+    const [, a, open, body, close, z] = m;
+    return [a + (open === "[" ? "(" : "[") + body + close + z, a + open + body + (close === "]" ? ")" : "]") + z];
+  }],
+  ["an element dropped", (s) => {
+    if (s.includes("\\begin")) return [];
+    const parts = s.split(",");
+    return parts.length < 2 ? [] : parts.map((_, i) => parts.filter((_, j) => j !== i).join(",")).filter((x) => !/^\s*[[(]?\s*[\])]?\s*$/.test(x));
+  }],
+  ["an element added", (s) => {
+    if (!s.includes(",")) return [];
+    const t = s.trimEnd();
+    return [/[\])}]$/.test(t) ? `${t.slice(0, -1)}, 97${t.slice(-1)}` : `${s}, 97`];
+  }],
+  ["a pair's elements swapped", (s) => {
+    const m = /^\s*([[(])([^,]+),([^,]+)([\])])\s*$/.exec(s);
+    return m && m[2].trim() !== m[3].trim() ? [`${m[1]}${m[3]},${m[2]}${m[4]}`] : [];
+  }],
+  ["an inequality turned round", (s) => {
+    const turns: [RegExp, string][] = [[/\\leq?(?![a-z])/, "\\ge"], [/\\geq?(?![a-z])/, "\\le"], [/</, ">"], [/>/, "<"]];
+    return turns.filter(([re]) => re.test(s)).map(([re, by]) => s.replace(re, by));
+  }],
+  ["\\sqrt taken off", (s) => (s.includes("\\sqrt") ? [s.replace(/\\sqrt(\[[^\]]*\])?/, "")] : [])],
+  ["\\pi taken off", (s) => (s.includes("\\pi") ? [s.replace("\\pi", ""), s.replace("\\pi", "e")] : [])],
+  ["\\pm taken off", (s) => (s.includes("\\pm") ? [s.replace("\\pm", ""), s.replace("\\pm", "-")] : [])],
+  ["a fraction turned over", (s) => {
+    const m = /\\[dt]?frac\{([^{}]+)\}\{([^{}]+)\}/.exec(s);
+    return m && m[1] !== m[2] ? [s.replace(m[0], `\\frac{${m[2]}}{${m[1]}}`)] : [];
+  }],
+  ["a coefficient's variable taken off", (s) => [...s.matchAll(/(?<=\d)[a-z](?![a-z])/g)].map((m) => s.slice(0, m.index) + s.slice(m.index + 1))],
+  ["another option letter", (s) => (/^\s*\(?[A-E]\)?\s*$/.test(s) ? [s.replace(/[A-E]/, (c) => String.fromCharCode(((c.charCodeAt(0) - 64) % 5) + 65))] : [])],
+];
+
+test("a right answer changed in its structure grades 0", () => {
+  const tried: Record<string, number> = {};
+  const paid: string[] = [];
+  for (const r of rights) {
+    for (const [name, slips] of STRUCTURAL) {
+      for (const s of slips(r.extracted)) {
+        if (s === r.extracted) continue;
+        tried[name] = (tried[name] ?? 0) + 1;
+        const response = rewrite(r, 0, r.extracted.length, s);
+        if (r.grade(response).reward === 1) paid.push(`${name}: ${JSON.stringify(s.slice(-80))} graded 1 against ${JSON.stringify(r.reference)}`);
+      }
+    }
+  }
+  const total = Object.values(tried).reduce((a, b) => a + b, 0);
+  console.log(`${total} structural slips (${Object.entries(tried).map(([k, v]) => `${k} ${v}`).join(", ")}), ${paid.length} paid`);
+  assert.deepEqual(paid, []);
+  assert.ok(total >= 650 && Object.keys(tried).length === STRUCTURAL.length, `only ${total} slips, of ${Object.keys(tried).length} kinds`);
+});
+
 test("slipDigits stops at the precision, after a decimal point only", () => {
   assert.deepEqual(slipDigits("12.3456789", 6).map((i) => "12.3456789"[i]).join(""), "12345678");
   assert.deepEqual(slipDigits("10^{-9}", 6).length, 3);
