@@ -17,14 +17,13 @@
 import { MathPool } from "../verifiers/math/pool.js";
 import { drive, inline, tasksOf, type SetName } from "./math-sets.js";
 import { threadCpuUs } from "./math-two-at-once.js";
-import { loadavg, table } from "./lib.js";
+import { loadavg, median, table } from "./lib.js";
 
 const arg = (name: string, d: number) => { const i = process.argv.indexOf(name); return i > 0 ? Number(process.argv[i + 1]) : d; };
 const set = (process.argv[2] && !process.argv[2].startsWith("--") ? process.argv[2] : "ordinary") as SetName;
 const rounds = arg("--rounds", 5), seconds = arg("--seconds", 2), warm = arg("--warm", 15);
 const tasks = tasksOf(set);
 const cpuUs = () => { const c = process.cpuUsage(); return c.user + c.system; };
-const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
 
 const pool = new MathPool(1);
 await pool.ready();

@@ -11,7 +11,7 @@
  *   npx tsx bench/math-sab.ts [conformance|hard|ordinary] [--callers 32] [--batch 1] [--warm 5] [--rounds 3] [--seconds 2]
  */
 import { Worker } from "node:worker_threads";
-import { loadavg } from "./lib.js";
+import { loadavg, median } from "./lib.js";
 import { fileURLToPath } from "node:url";
 import { MathPool, WARMUP_MS } from "../verifiers/math/pool.js";
 import type { Task, TaskResult } from "../verifiers/math/worker.js";
@@ -140,7 +140,6 @@ for (let r = 0; r < rounds; r++) {
   }
   console.log(row.join(" | "));
 }
-const median = (x: number[]) => [...x].sort((p, q) => p - q)[x.length >> 1]!;
 console.log(`shared memory: ${sab.lost} answers found only by a wait's 1 s timeout`);
 console.log(Object.entries(ratios).map(([k, v]) => `${k}: median ${median(v).toFixed(2)}x one thread`).join("; "));
 await Promise.all([sab.close(), pool.close()]);

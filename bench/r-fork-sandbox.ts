@@ -12,6 +12,7 @@
 import { cpuUsage } from "node:process";
 import { readFileSync } from "node:fs";
 import { openBackend } from "../tests/sandboxes.js";
+import { median } from "./lib.js";
 
 const arg = (name: string, dflt: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -45,7 +46,6 @@ invisible(suppressWarnings(parallel::mccollect(p)))
 `;
 const TRIVIAL = 'cat(1 + 1, "\\n")';
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const loadavg = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 
 for (const backend of backends) {

@@ -6,7 +6,7 @@
  *   npm run build && npx tsx bench/rewards.ts [--seconds 3] [--rounds 3]
  */
 import { cpus, loadavg } from "node:os";
-import { load, startAssay, table } from "./lib.js";
+import { load, median, startAssay, table } from "./lib.js";
 import { items } from "./reward-items.js";
 
 const arg = (name: string) => (process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : NaN);
@@ -41,7 +41,6 @@ try {
       (ratios[name] ??= []).push(itemsPerS / base);
     }
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const rows: (string | number)[][] = [["verifier", "items/s", "vs exact", "target 5,000 items/s"]];
   for (const [name, xs] of Object.entries(results)) {
     const v = median(xs);

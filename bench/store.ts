@@ -16,7 +16,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { load, root, startServer, table, type Load } from "./lib.js";
+import { load, median, root, startServer, table, type Load } from "./lib.js";
 import { startJudgeFixture } from "../tests/fixtures/judge-server.js";
 
 const argOf = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
@@ -84,7 +84,6 @@ try {
   for (let r = 0; r < rounds; r++) {
     for (let i = 0; i < trees.length; i++) runs[i].push(await load(`${servers[i].url}/reward`, body, 16, seconds, servers[i].child.pid));
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   console.log(`/reward, stored rubric, verdict from the cache; 16 connections, ${rounds} rounds of ${seconds} s, medians; calls to the judge: ${fx.stats.requests}`);
   console.log(
     table([
