@@ -18,11 +18,11 @@ export function loadCases(path: URL | string = CASES_PATH): Case[] {
 /** A pair of the hard set. `prompt`: the item's problem, where the pair's rule reads it (a range, a percentage, labels). `source`: where the problem comes from. */
 export interface HardPair { category: string; response: string; reference: string | string[]; expected: 0 | 1; options?: Partial<MathOptions>; prompt?: string; source: string }
 
-/** The hard set (testdata/hard-set.jsonl, written by hand for Assay): hard-set.test.ts and slip.test.ts read it. */
+/** The hard set (testdata/hard-set.jsonl, written by hand for Assay): hard-set.test.ts, slip.test.ts and the pool's warm-up read it. */
 export const HARD_SET = new URL("./testdata/hard-set.jsonl", import.meta.url);
 
-export function loadHardSet(): HardPair[] {
-  return readFileSync(HARD_SET, "utf8").split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l) as HardPair);
+export function loadHardSet(path: URL | string = HARD_SET): HardPair[] {
+  return readFileSync(path, "utf8").split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l) as HardPair);
 }
 
 /** The verifier options that mirror the case's Math-Verify call. */

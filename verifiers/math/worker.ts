@@ -13,7 +13,7 @@ import { isMainThread, parentPort, workerData } from "node:worker_threads";
 import { existsSync } from "node:fs";
 import { grade, type Graded, type MathOptions } from "./grade.js";
 import { InvalidItemError } from "../../src/core/types.js";
-import { loadCases, runCase } from "./conformance.js";
+import { loadCases, loadHardSet, runCase } from "./conformance.js";
 
 export interface Task {
   response: string;
@@ -142,7 +142,7 @@ export function warmUp(budgetMs: number): number {
   const cases = testdata("math-verify-cases.jsonl");
   const hard = testdata("hard-set.jsonl");
   const conformance = cases ? loadCases(cases) : [];
-  const pairs = hard ? loadCases(hard) as unknown as Task[] : [];
+  const pairs = hard ? loadHardSet(hard) : [];
   for (let pass = 0; pass < WARMUP_PASSES; pass++) {
     for (const c of conformance) {
       if (performance.now() > end) return n;
