@@ -10,6 +10,30 @@ export function choiceLetter(normalized: string): string | null {
   return LETTER.exec(normalized.trim())?.[1] ?? null;
 }
 
+/** A normalised answer that names an option and then its value: `(C) 12`. */
+const LABELLED = /^\(([A-J])\)\s*(\S[\s\S]*)$/;
+
+/**
+ * The option and the value of an answer written as AMC solutions box it, `\textbf{(C)}\ 12`
+ * (`(C) 12` once normalised); null for any other answer. Such an answer is neither the letter
+ * alone nor the value alone: read as one expression it is the product `C * 12`.
+ */
+export function optionLabel(normalized: string): { letter: string; value: string } | null {
+  const m = LABELLED.exec(normalized.trim());
+  if (!m) return null;
+  const value = m[2].trim();
+  // not a list of options: `(A), (B)`, `(C) or (D)`, `(C) D`
+  if (NOT_A_VALUE.test(value) || ANOTHER_OPTION.test(value) || choiceLetter(value) !== null) return null;
+  return { letter: m[1], value };
+}
+const NOT_A_VALUE = /^(?:[,;/&]|(?:or|and)(?![a-z]))/i;
+const ANOTHER_OPTION = /\([A-J]\)/;
+
+/** The option letter an answer names: the letter alone (`B`, `(B)`) or a labelled value's (`(B) 12`). */
+export function namedLetter(normalized: string): string | null {
+  return choiceLetter(normalized) ?? optionLabel(normalized)?.letter ?? null;
+}
+
 /** Only the end of a completion is read for a letter (the regex below stays linear on it). */
 const TAIL = 4096;
 

@@ -5,7 +5,7 @@
 import { parseValue, checkCaps, isolated, functionNames, EngineBudget, TooComplex, LIMITS, type Value } from "./parse.js";
 import { promptHints } from "./prompt.js";
 import { compare, type Method } from "./compare.js";
-import { choiceLetter, letterInProse } from "./choice.js";
+import { letterInProse, namedLetter, optionLabel } from "./choice.js";
 import { answerPart } from "./extract.js";
 import { InvalidItemError } from "../../src/core/types.js";
 import { findAnswer, normalizeAnswer, referenceAnswer, type Graded } from "./answer.js";
@@ -81,9 +81,9 @@ function gradeItem(response: string, reference: string | string[], o: MathOption
   });
 
   let found = findAnswer(response, o);
-  // a reference that is one option letter: a letter committed to in prose counts, when the
-  // usual sources find no letter ("the correct choice is (B)")
-  if (golds.every((g) => g instanceof Answer && choiceLetter(g.normalized) !== null) && (!found || choiceLetter(normalizeAnswer(found.answer, found.latex, o.decimal_comma)) === null)) {
+  // a reference that names an option letter (`B`, `(B) 12`): a letter committed to in prose
+  // counts, when the usual sources find no letter ("the correct choice is (B)")
+  if (golds.every((g) => g instanceof Answer && namedLetter(g.normalized) !== null) && (!found || namedLetter(normalizeAnswer(found.answer, found.latex, o.decimal_comma)) === null)) {
     const letter = letterInProse(o.strip_think ? answerPart(response) : response);
     if (letter) found = { answer: letter, latex: false, via: "phrase" };
   }
@@ -102,6 +102,7 @@ function gradeItem(response: string, reference: string | string[], o: MathOption
   // an answer past the caps can only match a reference written the same way
   if (pred.tooComplex && !golds.some((g) => g instanceof Answer && g.normalized === pred.normalized)) return tooComplex(pred.tooComplex);
 
+  const predOption = optionLabel(pred.normalized);
   const hints = promptHints(prompt);
   // an inequality answers an interval reference with the option, or where the prompt asks for
   // a range of values (the bounds and their direction are still compared)
@@ -115,15 +116,38 @@ function gradeItem(response: string, reference: string | string[], o: MathOption
       return { reward: 1, reason: "matches the reference", details: { ...details, method: "string", matched: i } };
     }
     if (pred.tooComplex) continue; // a later reference is the same string (checked above)
+    // An option with its value (`\textbf{(C)}\ 12`) on either side: against a letter the
+    // letters decide; against a value, the values; against another option with its value, both.
+    let p = pred, g = gold;
+    const goldOption = optionLabel(gold.normalized);
+    if (predOption || goldOption) {
+      const pl = namedLetter(pred.normalized), gl = namedLetter(gold.normalized);
+      if (pl !== null && gl !== null) {
+        if (pl !== gl) {
+          if (firstWhy === undefined) { firstWhy = `names option (${pl}), the reference (${gl})`; firstMethod = "string"; firstRef = gold.normalized.slice(0, 512); }
+          continue;
+        }
+        if (!predOption || !goldOption) return { reward: 1, reason: `names the reference's option (${gl})`, details: { ...details, method: "string", matched: i } };
+      }
+      try {
+        if (predOption) p = new Answer(predOption.value, pred.latex, o.decimal_comma);
+        if (goldOption) g = new Answer(goldOption.value, gold.latex, o.decimal_comma);
+      } catch (e) {
+        if (e instanceof TooComplex) continue;
+        throw e;
+      }
+      if (p.normalized === g.normalized) return { reward: 1, reason: "matches the reference's value", details: { ...details, method: "string", matched: i } };
+      if (p.tooComplex || g.tooComplex) continue;
+    }
     let predValue: Value, goldValue: Value;
     try {
-      predValue = pred.value(functionNames(pred.normalized, gold.normalized));
+      predValue = p.value(functionNames(p.normalized, g.normalized));
     } catch (e) {
       if (e instanceof TooComplex) return tooComplex(e);
       throw e;
     }
     try {
-      goldValue = gold.value(functionNames(pred.normalized, gold.normalized));
+      goldValue = g.value(functionNames(p.normalized, g.normalized));
     } catch (e) {
       if (e instanceof TooComplex) { firstWhy ??= `reference too complex: ${e.message}`; continue; }
       throw e;

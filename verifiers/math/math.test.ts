@@ -459,6 +459,18 @@ describe("equivalence rules, round 2 (each with near-miss negatives)", () => {
       ["\\boxed{A}. Although the correct choice could be (B)", "B", 0], // a box names a letter: it stands
     ]);
   });
+  test("an option with its value, as AMC solutions box it: the letter against a letter, the value against a value", () => {
+    const amc = "\\boxed{\\textbf{(C)}\\ 12}";
+    check([
+      [amc, "C", 1], [amc, "(C)", 1], [amc, "12", 1], [amc, "\\textbf{(C)}\\ 12", 1], [amc, "\\textbf{(C) }12", 1],
+      ["\\boxed{C}", "\\textbf{(C)}\\ 12", 1], ["\\boxed{12}", "\\textbf{(C)}\\ 12", 1], ["The answer is (C).", "\\textbf{(C)}\\ 12", 1],
+      ["\\boxed{\\text{(B)}~2\\sqrt{3}}", "\\sqrt{12}", 1], ["\\boxed{\\mathrm{(E)}\\ \\text{none of these}}", "\\text{none of these}", 1],
+      [amc, "D", 0], [amc, "13", 0], [amc, "\\textbf{(D)}\\ 12", 0], [amc, "\\textbf{(C)}\\ 13", 0], [amc, "12C", 0],
+      ["\\boxed{D}", "\\textbf{(C)}\\ 12", 0], ["\\boxed{13}", "\\textbf{(C)}\\ 12", 0], ["The answer is (D).", "\\textbf{(C)}\\ 12", 0],
+      // a list of options is not an option with a value
+      ["\\boxed{\\text{(C) or (D)}}", "C", 0], ["\\boxed{(C), (D)}", "C", 0], ["\\boxed{(C)\\ D}", "C", 0], ["\\boxed{(C) and (D)}", "\\textbf{(C)}\\ 12", 0],
+    ]);
+  });
 });
 
 describe("appeal extension point", () => {
