@@ -438,6 +438,26 @@ async function timed<T>(f: () => Promise<T>): Promise<[T, number]> {
   return [out, best];
 }
 
+describe("where JavaScript's text functions differ from Python's", () => {
+  // Expected values: the official checkers' expressions run in Python 3.11 on these responses
+  // (re.split for paragraphs and sections, collections.Counter for letters).
+  const cases: [string, Record<string, unknown>, string, number][] = [
+    // JavaScript's \s holds U+FEFF, Python's does not
+    ["length_constraints:number_paragraphs", { num_paragraphs: 1 }, "\ufeff***Only one paragraph here.", 0],
+    ["length_constraints:number_paragraphs", { num_paragraphs: 3 }, "First.\n***\ufeff***\nThird.", 1],
+    // Python's \d is any Unicode digit, outside the BMP too; its \s is Unicode (RE2's are ASCII)
+    ["detectable_format:multiple_sections", { section_spliter: "Section", num_sections: 2 }, "Section \u{1d7cf}\nintro\nSection \u{1d7d0}\nbody", 1],
+    ["detectable_format:multiple_sections", { section_spliter: "Sect.on", num_sections: 2 }, "Sect1on\u30001 a\nSect1on\u30002 b", 1],
+    // "İ".lower() is two code points: never one of Counter's characters
+    ["keywords:letter_frequency", { letter: "İ", let_frequency: 1, let_relation: "at least" }, "İstanbul", 0],
+  ];
+  for (const [id, kw, response, want] of cases) {
+    test(`${id} ${JSON.stringify(kw)} on ${JSON.stringify(response)}: ${want}`, async () => {
+      assert.equal((await run(response, { instruction_id_list: [id], kwargs: [kw] })).reward, want);
+    });
+  }
+});
+
 describe("hostile input", () => {
   const all = {
     instruction_id_list: [
@@ -494,6 +514,8 @@ describe("hostile input", () => {
       ["change_case:capital_word_frequency", { capital_frequency: 3, capital_relation: "at least" }, "DON'T. ".repeat(near / 7)],
       ["change_case:capital_word_frequency", { capital_frequency: 3, capital_relation: "at least" }, "aA'S. ".repeat(near / 6)],
       ["change_case:capital_word_frequency", { capital_frequency: 3, capital_relation: "at least" }, '"'.repeat(near)],
+      // a space is both a closer after a period and whitespace: once 8 s of backtracking
+      ["change_case:capital_word_frequency", { capital_frequency: 1, capital_relation: "at least" }, "A." + " ".repeat(near - 3) + "x"],
       ["length_constraints:number_sentences", { num_sentences: 5, relation: "less than" }, "J. ".repeat(near / 3)],
       ["length_constraints:number_sentences", { num_sentences: 5, relation: "less than" }, ". ".repeat(near / 2)],
       ["length_constraints:number_sentences", { num_sentences: 5, relation: "at least" }, "Dr. ".repeat(near / 4)],

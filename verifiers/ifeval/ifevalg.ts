@@ -8,10 +8,10 @@
  * `check_following` bodies are the same in both).
  */
 import { Args, keywordMatcher, re2, type Check } from "./instructions.js";
-import { codePointAt, codePointBefore, isPySpace, isPyWordChar, nltkWordTokenize, pyLen, pySplitWs, pyStrip } from "./text.js";
+import { codePointAt, codePointBefore, isPySpace, isPyWordChar, nltkWordTokenize, PY_S, pyLen, pySplitWs, pyStrip, starParagraphs } from "./text.js";
 
 // ---- instructions_util.split_into_sentences, its regular expressions in their order ---------------
-const S = "[ \\t\\n\\r\\x0b\\x0c\\x1c-\\x1f\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"; // Python's \s
+const S = PY_S;
 const ALPHA = "([A-Za-z])";
 const PREFIXES = "(Mr|St|Mrs|Ms|Dr)[.]";
 const SUFFIXES = "(Inc|Ltd|Jr|Sr|Co)";
@@ -70,18 +70,6 @@ function countBoundedRuns(t: string, lo: number, hi: number): number {
   return n;
 }
 
-/** ParagraphChecker's split on `\s?\*\*\*\s?`: pieces, and whether an empty one sits inside. */
-function starParagraphs(value: string): { pieces: string[]; count: number | null } {
-  const pieces = value.split(new RegExp(`${S}?\\*\\*\\*${S}?`));
-  let count = pieces.length;
-  for (let i = 0; i < pieces.length; i++) {
-    if (!pyStrip(pieces[i])) {
-      if (i === 0 || i === pieces.length - 1) count--;
-      else return { pieces, count: null };
-    }
-  }
-  return { pieces, count };
-}
 
 /** A string kwarg, or the first element of a list (FirstWordSentChecker & co. accept both). */
 function strOrFirst(a: Args, name: string): string {
@@ -268,7 +256,7 @@ export const IFEVALG_INSTRUCTIONS: Record<string, (a: Args, prompt?: string) => 
     const nSent = truthyInt(a, "n_sent");
     const nWords = truthyInt(a, "n_words");
     return (f) => {
-      const pieces = f.text.split(new RegExp(`${S}?\\*\\*\\*${S}?`));
+      const { pieces } = starParagraphs(f.text);
       let count = pieces.length;
       for (let i = 0; i < pieces.length; i++) {
         if (!pyStrip(pieces[i])) {

@@ -18,6 +18,7 @@ import {
   pyIsUpper,
   pySplitWs,
   pyStrip,
+  starParagraphs,
   pyStripChars,
   capitalTokensUpTo,
   pyReFold,
@@ -187,17 +188,23 @@ function wordBoundedFinder(word: string, id: string): (text: string) => boolean 
   };
 }
 
-const isDigit = (c: string | undefined): boolean => c !== undefined && /\p{Nd}/u.test(c);
+const ND = /^\p{Nd}/u;
+/** The length in code units of the decimal digit (Python's `\d`: any Unicode Nd, `𝟏` included) at `k`; 0 when there is none. */
+function digitAt(t: string, k: number): number {
+  const c = t.codePointAt(k);
+  if (c === undefined || !ND.test(String.fromCodePoint(c))) return 0;
+  return c > 0xffff ? 2 : 1;
+}
 
 /** SectionChecker's matches of r"\s?" + spliter + r"\s?\d+\s?" for a literal spliter. */
 export function countSections(t: string, spliter: string): number {
   let n = 0;
   for (let j = t.indexOf(spliter); j >= 0; ) {
     let k = j + spliter.length;
-    if (isPySpace(t[k]) && isDigit(t[k + 1])) k++;
-    if (isDigit(t[k])) {
+    if (isPySpace(t[k]) && digitAt(t, k + 1)) k++;
+    if (digitAt(t, k)) {
       n++;
-      while (isDigit(t[k])) k++;
+      for (let d = digitAt(t, k); d; d = digitAt(t, k)) k += d;
       j = t.indexOf(spliter, k);
     } else j = t.indexOf(spliter, j + 1);
   }
@@ -245,9 +252,9 @@ export function countPlaceholders(text: string): number {
  * BulletListChecker's `^\s*\*[^\*].*$` and `^\s*-.*$` (MULTILINE): RE2 runs them in linear time,
  * with Python's Unicode `\s` spelled out (RE2's is ASCII: a bullet indented with U+3000 counts).
  */
-const PY_S = "[\\t\\n\\x{0b}\\f\\r \\x{1c}-\\x{1f}\\x{85}\\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}]";
-const BULLET_STAR = RE2JS.compile(`^${PY_S}*\\*[^\\*].*$`, RE2JS.MULTILINE);
-const BULLET_DASH = RE2JS.compile(`^${PY_S}*-.*$`, RE2JS.MULTILINE);
+const PY_S_RE2 = "[\\t\\n\\x{0b}\\f\\r \\x{1c}-\\x{1f}\\x{85}\\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}]";
+const BULLET_STAR = RE2JS.compile(`^${PY_S_RE2}*\\*[^\\*].*$`, RE2JS.MULTILINE);
+const BULLET_DASH = RE2JS.compile(`^${PY_S_RE2}*-.*$`, RE2JS.MULTILINE);
 /** HighlightSectionChecker's patterns; each attempt stops at the next `*` or newline: linear. */
 const HIGHLIGHT = /\*[^\n*]*\*/g;
 const DOUBLE_HIGHLIGHT = /\*\*[^\n*]*\*\*/g;
@@ -296,7 +303,9 @@ export const INSTRUCTIONS: Record<string, (a: Args, prompt?: string) => Check> =
     const l = pyStrip(letter).toLowerCase();
     const freq = a.int("let_frequency");
     const rel = a.relation("let_relation");
-    return (f) => compare(rel, l ? f.text.toLowerCase().split(l).length - 1 : 0, freq);
+    // Counter counts characters: a letter whose lower case is two of them (`İ`) is never one
+    const one = [...l].length === 1;
+    return (f) => compare(rel, one ? f.text.toLowerCase().split(l).length - 1 : 0, freq);
   },
   // ResponseLanguageChecker: langdetect.detect(value) == language; undetectable counts as followed.
   "language:response_language": (a) => {
@@ -313,17 +322,7 @@ export const INSTRUCTIONS: Record<string, (a: Args, prompt?: string) => Check> =
   // ParagraphChecker: re.split(r"\s?\*\*\*\s?", value); empty pieces only at the ends.
   "length_constraints:number_paragraphs": (a) => {
     const n = a.int("num_paragraphs");
-    return (f) => {
-      const parts = f.text.split(/\s?\*\*\*\s?/);
-      let count = parts.length;
-      for (let i = 0; i < parts.length; i++) {
-        if (!pyStrip(parts[i])) {
-          if (i === 0 || i === parts.length - 1) count--;
-          else return false;
-        }
-      }
-      return count === n;
-    };
+    return (f) => starParagraphs(f.text).count === n;
   },
   // NumberOfWords: instructions_util.count_words(value) vs num_words.
   "length_constraints:number_words": (a) => {
@@ -394,7 +393,8 @@ export const INSTRUCTIONS: Record<string, (a: Args, prompt?: string) => Check> =
     const spliter = pyStrip(a.str("section_spliter"));
     const n = a.int("num_sections");
     if (isLiteral(spliter)) return (f) => countSections(f.text, spliter) >= n;
-    const re = re2(`\\s?${spliter}\\s?\\d+\\s?`, 0, a.id);
+    // Python's \s and \d around the data's pattern (RE2's are ASCII)
+    const re = re2(`${PY_S_RE2}?${spliter}${PY_S_RE2}?\\p{Nd}+${PY_S_RE2}?`, 0, a.id);
     return (f) => countMatches(re, f.text) >= n;
   },
   // JsonFormat: strip, drop ```json / ``` fences, json.loads succeeds.

@@ -110,7 +110,9 @@ export function countSentences(text: string, limit = Infinity): number {
 // the start or end of a sentence (`^`, `$`) look at the separator as well: one pass per rule.
 
 const SEP = "\u0000";
-const WS = "[ \\t\\n\\r\\x0b\\x0c\\x1c-\\x1f\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]";
+/** Python's `\\s` as a regular-expression class (JavaScript's also holds U+FEFF). */
+export const PY_S = "[ \\t\\n\\r\\x0b\\x0c\\x1c-\\x1f\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]";
+const WS = PY_S;
 const W = "[\\p{L}\\p{N}_]";
 const END = `(?=${SEP}|$)`;
 const rx = (src: string, flags = "gu") => new RegExp(src, flags);
@@ -128,7 +130,11 @@ const NLTK_RULES: [RegExp, string, RegExp?][] = [
   [rx("([ \\(\\[{<])(\"|'{2})"), "$1 `` ", /"|''/],
   [rx(`(?<!${W})(')(?!(?:re|ve|ll|m|t|s|d|n)(?!${W}))(?=${W})`, "giu"), "$1 ", /'/],
   // PUNCTUATION
-  [rx(`([^.${SEP}])(\\.)([\\]\\)}>"'»”’ ]*)${WS}*${END}`), "$1 $2 $3 ", /\./],
+  // the run of closers is taken whole (a lookahead, then its text): a space is both a closer
+  // and whitespace, and V8 would otherwise try every split of a run of spaces between the two,
+  // quadratic in the run (`A.`, 64 K spaces, `x`: 8 s). The greedy run is the one a match
+  // takes first in either form, so the result is the same.
+  [rx(`([^.${SEP}])(\\.)(?=([\\]\\)}>"'»”’ ]*))\\3${WS}*${END}`), "$1 $2 $3 ", /\./],
   [rx("([:,])([^\\p{Nd}])"), " $1 $2", /[:,]/],
   [rx(`([:,])(?=\\n?(?: ${SEP}|$))`), " $1 ", /[:,]/],
   [rx("\\.{2,}"), " $& ", /\.\./],
@@ -351,4 +357,21 @@ export function pyJsonValid(s: string): boolean {
   } catch {
     return false;
   }
+}
+
+const STARS = new RegExp(`${PY_S}?\\*\\*\\*${PY_S}?`);
+/**
+ * ParagraphChecker's `re.split(r"\s?\*\*\*\s?", value)` (IFEval and IFEvalG): the pieces, and
+ * their count once empty pieces at the ends are dropped; null when an empty one sits inside.
+ */
+export function starParagraphs(value: string): { pieces: string[]; count: number | null } {
+  const pieces = value.split(STARS);
+  let count = pieces.length;
+  for (let i = 0; i < pieces.length; i++) {
+    if (!pyStrip(pieces[i])) {
+      if (i === 0 || i === pieces.length - 1) count--;
+      else return { pieces, count: null };
+    }
+  }
+  return { pieces, count };
 }
