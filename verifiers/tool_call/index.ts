@@ -34,7 +34,7 @@ export const toolCall = defineVerifier({
         default: "optimal", description: "pair calls by optimal assignment, or greedily in order as ToolRL's code does",
       }),
       format_rule: Type.Union([Type.Literal("auto"), Type.Literal("toolrl"), Type.Literal("parsed")], {
-        default: "auto", description: "toolrl: ToolRL's <think>/<tool_call>/<response> layout; parsed: the calls could be read; auto: toolrl when the completion uses those tags",
+        default: "auto", description: "toolrl: ToolRL's <think>/<tool_call>/<response> layout; parsed: the calls could be read; auto: toolrl for a ToolRL ground-truth string reference, parsed for a list of calls (the reference decides, never the completion)",
       }),
       normalize: Type.Boolean({ default: false, description: "map [format_min+correct_min, format_max+correct_max] onto [0, 1]" }),
       max_response_chars: Type.Integer({ default: 262_144, minimum: 1, maximum: 1_048_576 }),
@@ -45,10 +45,14 @@ export const toolCall = defineVerifier({
     const o = item.options;
     let expected: ToolCall[];
     let wantResponse = false;
+    // A ToolRL string is parsed here, so its big integers can stay exact (as Python's json reads
+    // them) and the completion's are read alike; a list of calls came through the request's
+    // JSON.parse, already rounded to doubles, so the completion's numbers are read as doubles too.
+    const exactIntegers = typeof item.reference === "string";
     if (typeof item.reference === "string") {
       wantResponse = item.reference.includes("<response>");
       if (item.reference.includes("<tool_call>")) {
-        const r = readCalls(item.reference, DEFAULT_LIMITS);
+        const r = readCalls(item.reference, { ...DEFAULT_LIMITS, exactIntegers });
         if (!r.ok) throw new InvalidItemError(`reference tool calls do not parse: ${r.reason}`);
         expected = r.calls;
       } else expected = [];
@@ -64,8 +68,10 @@ export const toolCall = defineVerifier({
         details: { format: o.format_min, correct: o.correct_min },
       };
     }
-    const limits = { maxChars: o.max_response_chars, maxDepth: DEFAULT_LIMITS.maxDepth };
-    const r = toolrlReward(item.response, expected, wantResponse, o, o.format_rule, limits);
+    const limits = { maxChars: o.max_response_chars, maxDepth: DEFAULT_LIMITS.maxDepth, exactIntegers };
+    // The reference picks the rule: ToolRL's text implies ToolRL's layout, a list of calls none.
+    const rule = o.format_rule === "auto" ? (typeof item.reference === "string" ? "toolrl" : "parsed") : o.format_rule;
+    const r = toolrlReward(item.response, expected, wantResponse, o, rule, limits);
     return { reward: scale(r.reward), reason: r.reason, details: { ...r.details, raw_reward: r.reward } };
   },
 });

@@ -44,6 +44,40 @@ describe("tool_call", () => {
     const out = await run("<think>ok</think>\n<response>Hi</response>", "<think>x</think>\n<response>Hello</response>");
     assert.equal(out.reward, 1);
   });
+  test("format_rule auto: the reference picks the rule, never the completion", async () => {
+    const gt = '<think>...</think>\n<tool_call>\n{"name":"get_weather","parameters":{"city":"Paris","days":3}}\n</tool_call>';
+    const bare = '{"name":"get_weather","parameters":{"city":"Paris","days":3}}';
+    const perfect = '<think>x</think>\n<tool_call>\n{"name":"get_weather","parameters":{"city":"Paris","days":3}}\n</tool_call>';
+    // ToolRL's rlla.py: format 0, correctness 3 for the bare call; the perfect layout earns 4.
+    assert.equal((await run(bare, gt)).reward, 3);
+    assert.equal((await run(bare, gt, { format_rule: "toolrl" })).reward, 3);
+    assert.equal((await run(perfect, gt)).reward, 4);
+    // A reference that only answers: neither a refusal nor a bare <response> has ToolRL's layout.
+    const answers = "<think>x</think>\n<response>Hello</response>";
+    assert.equal((await run("I refuse.", answers)).reward, 0);
+    assert.equal((await run("<response>Hello</response>", answers)).reward, 0);
+    assert.equal((await run("<think>y</think>\n<response>Hello</response>", answers)).reward, 1);
+    // A list of calls implies no layout: the calls could be read, with tags or without.
+    const list = [{ name: "get_weather", arguments: { city: "Paris", days: 3 } }];
+    const hermes = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}\n</tool_call>';
+    for (const response of [bare, hermes, perfect]) {
+      const out = await run(response, list);
+      assert.equal(out.reward, 4, `${response}: ${out.reason}`);
+      assert.equal(out.details?.format_rule, "parsed");
+    }
+  });
+  test("integers beyond 2^53 compare exactly against a ToolRL string, as Python's json reads them", async () => {
+    const gt = '<think>x</think>\n<tool_call>\n{"name": "f", "parameters": {"id": 12345678901234567890}}\n</tool_call>';
+    const call = (id: string) => `<think>y</think>\n<tool_call>\n{"name": "f", "parameters": {"id": ${id}}}\n</tool_call>`;
+    assert.equal((await run(call("12345678901234567890"), gt)).reward, 4);
+    assert.equal((await run(call("12345678901234567891"), gt)).reward, 2); // the value is wrong
+    assert.equal((await run(call("1.2345678901234567e19"), gt)).reward, 2); // Python: int != float here
+    const openai = (id: string) => JSON.stringify({ tool_calls: [{ function: { name: "f", arguments: `{"id": ${id}}` } }] });
+    assert.equal((await run(openai("12345678901234567890"), gt, { format_rule: "parsed" })).reward, 4);
+    assert.equal((await run(openai("12345678901234567891"), gt, { format_rule: "parsed" })).reward, 2);
+    const out = await run(call("12345678901234567890"), gt);
+    assert.doesNotThrow(() => JSON.stringify(out.details)); // no BigInt left in the details
+  });
   test("a reference whose calls do not parse is the item's fault", async () => {
     await assert.rejects(run(GOOD, "<tool_call>\n{not json\n</tool_call>"), InvalidItemError);
     await assert.rejects(run(GOOD, [{ nom: "x" }]), InvalidItemError);
@@ -59,6 +93,8 @@ describe("hostile responses, each < 50 ms and scored, never an error", () => {
     ["50k braces", "{".repeat(200_000)],
     ["string-encoded deep arguments", JSON.stringify({ tool_calls: [{ function: { name: "get_weather", arguments: "[".repeat(100_000) } }] })],
     ["many calls", "<tool_call>\n" + '{"name": "get_weather", "parameters": {"city": "Paris"}}\n'.repeat(3000) + "</tool_call>"],
+    ["a 250k-digit integer", '<tool_call>\n{"name": "get_weather", "parameters": {"city": ' + "7".repeat(250_000) + "}}\n</tool_call>"],
+    ["600 integers of 400 digits", '<tool_call>\n{"name": "get_weather", "parameters": {"city": [' + Array(600).fill("7".repeat(400)).join(",") + "]}}\n</tool_call>"],
   ];
   for (const [name, response] of cases) {
     test(name, async () => {

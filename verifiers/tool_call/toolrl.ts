@@ -185,11 +185,20 @@ export function toolrlFormatOk(s: string, wantCall: boolean, wantResponse: boole
 // ---------------------------------------------------------------------------------------------
 // Correctness
 
+const isNum = (x: unknown): x is number | bigint => typeof x === "number" || typeof x === "bigint";
+
+/** Exact numeric equality, a BigInt (an integer beyond 2^53) included, as Python compares int and float. */
+function numEqual(a: number | bigint, b: number | bigint): boolean {
+  if (typeof a === typeof b) return a === b;
+  const [big, n] = typeof a === "bigint" ? [a, b as number] : [b as bigint, a];
+  return Number.isInteger(n) && BigInt(n) === big;
+}
+
 /** Python's `==` on JSON values: 1 == 1.0 and True == 1 hold; dicts compare by key set. */
 export function pyEqual(a: unknown, b: unknown): boolean {
   const num = (x: unknown) => (typeof x === "boolean" ? (x ? 1 : 0) : x);
   const na = num(a), nb = num(b);
-  if (typeof na === "number" && typeof nb === "number") return na === nb;
+  if (isNum(na) && isNum(nb)) return numEqual(na, nb);
   if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return a === b;
   if (Array.isArray(a) !== Array.isArray(b)) return false;
   if (Array.isArray(a)) {
@@ -268,6 +277,18 @@ export function toolCallCorrectness(gt: ToolCall[], pd: ToolCall[], w: ToolRLWei
 // ---------------------------------------------------------------------------------------------
 // The whole reward
 
+/** `v` with every BigInt (read with `exactIntegers`) as a number, so that details serialise. */
+function jsonSafe(v: unknown): unknown {
+  if (typeof v === "bigint") return Number(v);
+  if (Array.isArray(v)) return v.map(jsonSafe);
+  if (typeof v === "object" && v !== null) {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) Object.defineProperty(out, k, { value: jsonSafe(x), enumerable: true, writable: true, configurable: true });
+    return out;
+  }
+  return v;
+}
+
 export interface ToolRLResult {
   reward: number;
   format: number;
@@ -279,18 +300,18 @@ export interface ToolRLResult {
 /**
  * ToolRL's `compute_score` for one completion. `expected` are the ground-truth calls (empty when
  * the ground truth makes none); `wantResponse` says whether it also has a `<response>`.
- * `formatRule` "toolrl" applies ToolRL's layout patterns; "parsed" gives format_max to any
- * completion whose calls could be read (for OpenAI-style JSON, which has no tags to check);
- * "auto" picks "toolrl" when the completion uses ToolRL's tags and "parsed" otherwise.
+ * `rule` "toolrl" applies ToolRL's layout patterns; "parsed" gives format_max to any completion
+ * whose calls could be read (for OpenAI-style JSON, which has no tags to check). The caller
+ * picks the rule from the reference, never from the completion: a completion that could choose
+ * its own rule would choose the one it passes.
  */
 export function toolrlReward(
   completion: string, expected: ToolCall[], wantResponse: boolean, w: ToolRLWeights,
-  formatRule: "auto" | "toolrl" | "parsed", limits: JsonLimits = DEFAULT_LIMITS,
+  rule: "toolrl" | "parsed", limits: JsonLimits = DEFAULT_LIMITS,
 ): ToolRLResult {
   const text = assistantText(completion);
   const wantCall = expected.length > 0;
   const read = readCalls(text, limits);
-  const rule = formatRule === "auto" ? (/<think>|<tool_call>|<response>/.test(text) ? "toolrl" : "parsed") : formatRule;
   const formatOk = rule === "toolrl" ? toolrlFormatOk(text, wantCall, wantResponse) : wantCall ? read.ok : !read.ok && text.length > 0;
   const format = formatOk ? w.format_max : w.format_min;
   let correct = 0;
@@ -314,7 +335,7 @@ export function toolrlReward(
     reason: `${reason}; format ${formatOk ? "ok" : "not ToolRL's layout"} (${rule})`,
     details: {
       format, correct, format_rule: rule,
-      predicted: read.ok ? read.calls.slice(0, 32) : null,
+      predicted: read.ok ? (limits.exactIntegers ? jsonSafe(read.calls.slice(0, 32)) : read.calls.slice(0, 32)) : null,
       ...(detail ? { score: detail.score, max_score: detail.max_score, exact: detail.exact, pairs: detail.pairs } : {}),
     },
   };
