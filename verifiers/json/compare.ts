@@ -4,8 +4,9 @@
  * Credit is counted in leaves of the expected value (a primitive, or an empty array/object, is
  * one leaf): `matched` of `total`. Objects compare key by key (a missing key earns nothing),
  * arrays position by position or, unordered, by the pairing of elements that earns the most
- * (Hungarian algorithm). Extra keys / elements in the answer add to `total` when penalised.
- * A step budget bounds the work (unordered arrays compare every pair of elements).
+ * (equal elements paired first through a hash multiset, the Hungarian algorithm for the
+ * rest). Every answer element beyond the expected array's length adds one to `total`; extra
+ * object keys add to it when penalised. A step budget bounds the work.
  */
 import { munkres } from "munkres";
 
@@ -68,7 +69,7 @@ export class Comparer {
     this.tick();
     if (Array.isArray(e)) {
       if (!Array.isArray(a)) return { matched: 0, total: leaves(e) };
-      if (!e.length) return { matched: a.length === 0 ? 1 : 0, total: 1 + (this.o.extra === "penalize" ? a.length : 0) };
+      if (!e.length) return { matched: a.length === 0 ? 1 : 0, total: 1 + a.length }; // extra elements always count
       return this.o.unordered_arrays ? this.unordered(e, a) : this.ordered(e, a);
     }
     if (isObject(e)) {
@@ -99,25 +100,98 @@ export class Comparer {
         total += c.total;
       } else total += leaves(x);
     });
-    if (this.o.extra === "penalize" && a.length > e.length) total += a.length - e.length;
+    if (a.length > e.length) total += a.length - e.length; // extra elements always count
     return { matched, total };
   }
 
+  /**
+   * A canonical text of `v` (object keys sorted, strings normalised as `primitive` compares
+   * them, elements of nested arrays sorted since they compare unordered too): two elements with
+   * the same key compare as fully equal, and alike with any third. Null when `v` holds a number
+   * and numbers match within a tolerance: "within tolerance" is not transitive, so such elements
+   * are left to the optimal assignment. Ticks once per node.
+   */
+  private key(v: unknown): string | null {
+    this.tick();
+    if (typeof v === "string") {
+      let x = v;
+      if (this.o.trim_strings) x = x.trim();
+      if (!this.o.case_sensitive) x = x.toLowerCase();
+      return JSON.stringify(x);
+    }
+    if (typeof v === "number") return this.o.abs_tol === 0 && this.o.rel_tol === 0 ? JSON.stringify(v) : null;
+    if (v === null || typeof v === "boolean") return String(v);
+    if (Array.isArray(v)) {
+      const parts: string[] = [];
+      for (const x of v) {
+        const k = this.key(x);
+        if (k === null) return null;
+        parts.push(k);
+      }
+      // Unordered, every nested array compares as a multiset: its key is too.
+      if (this.o.unordered_arrays) parts.sort();
+      return `[${parts.join(",")}]`;
+    }
+    if (typeof v === "object") {
+      const o = v as Record<string, unknown>;
+      const parts: string[] = [];
+      for (const k of Object.keys(o).sort()) {
+        const kv = this.key(o[k]);
+        if (kv === null) return null;
+        parts.push(`${JSON.stringify(k)}:${kv}`);
+      }
+      return `{${parts.join(",")}}`;
+    }
+    return null;
+  }
+
+  /**
+   * The pairing of elements that earns the most credit. Elements with the same `key` are
+   * paired first, in one pass through a hash multiset: pairing an expected element with an
+   * answer element equal to it earns all of its leaves and never lowers the best total (the
+   * credit any element loses between two answers is at most what they differ by, since exact
+   * matching is transitive; with a tolerance it is not, hence no key for numbers then). The
+   * Hungarian algorithm then pairs what is left, each pair compared once.
+   */
   private unordered(e: Json[], a: unknown[]): Credit {
-    this.tick(e.length * a.length);
-    const credit = e.map((x) => a.map((y) => this.compare(x, y)));
-    const baseTotal = e.reduce<number>((s, x) => s + leaves(x), 0);
-    let matched = 0, total = baseTotal;
-    if (a.length) {
+    let matched = 0, total = 0;
+    const free = new Map<string, number[]>();
+    for (let j = a.length - 1; j >= 0; j--) {
+      const k = this.key(a[j]);
+      if (k === null) continue;
+      const js = free.get(k);
+      if (js) js.push(j);
+      else free.set(k, [j]);
+    }
+    const paired = new Uint8Array(a.length);
+    const restE: number[] = [];
+    e.forEach((x, i) => {
+      const k = this.key(x);
+      const j = k === null ? undefined : free.get(k)?.pop();
+      if (j === undefined) { restE.push(i); return; }
+      paired[j] = 1;
+      const n = leaves(x);
+      matched += n;
+      total += n;
+    });
+    const restA: number[] = [];
+    for (let j = 0; j < a.length; j++) if (!paired[j]) restA.push(j);
+    for (const i of restE) total += leaves(e[i]);
+    if (restE.length && restA.length) {
+      // Every pair below costs at least one step: refuse before doing any of them.
+      if (this.steps + restE.length * restA.length > this.o.max_steps) {
+        throw new CompareBudgetExceeded(`comparison needs more than ${this.o.max_steps} steps (${restE.length} × ${restA.length} unpaired array elements)`);
+      }
+      const credit = restE.map((i) => restA.map((j) => this.compare(e[i], a[j])));
       let top = 0;
       for (const row of credit) for (const c of row) top = Math.max(top, c.matched);
-      for (const [i, j] of munkres(credit.map((row) => row.map((c) => top - c.matched)))) {
-        const c = credit[i][j];
+      for (const [r, q] of munkres(credit.map((row) => row.map((c) => top - c.matched)))) {
+        const c = credit[r][q];
         matched += c.matched;
-        total += c.total - leaves(e[i]); // a paired element may add penalised extras
+        total += c.total - leaves(e[restE[r]]); // a paired element may add extras
       }
     }
-    if (this.o.extra === "penalize" && a.length > e.length) total += a.length - e.length;
+    if (a.length > e.length) total += a.length - e.length; // extra elements always count
     return { matched, total };
   }
 }

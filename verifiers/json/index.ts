@@ -58,11 +58,11 @@ export const json = defineVerifier({
       rel_tol: Type.Number({ default: 0, minimum: 0, description: "... or within this fraction of the expected number" }),
       case_sensitive: Type.Boolean({ default: true }),
       trim_strings: Type.Boolean({ default: false }),
-      extra: Type.Union([Type.Literal("ignore"), Type.Literal("penalize")], { default: "ignore", description: "keys/elements the expected value lacks" }),
+      extra: Type.Union([Type.Literal("ignore"), Type.Literal("penalize")], { default: "ignore", description: "object keys the expected value lacks (array elements beyond the expected length always count against the answer)" }),
       strip_think: Type.Boolean({ default: true }),
       max_chars: Type.Integer({ default: 32_768, minimum: 1, maximum: 1_048_576, description: "a longer completion scores 0" }),
       max_depth: Type.Integer({ default: 64, minimum: 1, maximum: 256, description: "deeper JSON scores 0" }),
-      max_steps: Type.Integer({ default: 200_000, minimum: 1, maximum: 10_000_000, description: "comparison work budget; past it the answer scores 0" }),
+      max_steps: Type.Integer({ default: 200_000, minimum: 1, maximum: 10_000_000, description: "comparison work budget; an answer that needs more scores 0, an expected value that needs more even against itself is an invalid item" }),
     },
     { additionalProperties: false },
   ),
@@ -85,8 +85,16 @@ export const json = defineVerifier({
     try {
       credit = new Comparer(o).compare(ref.expected as never, parsed.value);
     } catch (e) {
-      if (e instanceof CompareBudgetExceeded) return { reward: 0, reason: e.message, details };
-      throw e;
+      if (!(e instanceof CompareBudgetExceeded)) throw e;
+      // Whose fault: if even the exact answer (the expected value itself) cannot be compared
+      // within max_steps, the item is too large for its options; otherwise the answer is.
+      try {
+        new Comparer(o).compare(ref.expected as never, ref.expected);
+      } catch (self) {
+        if (!(self instanceof CompareBudgetExceeded)) throw self;
+        throw new InvalidItemError(`the expected value is too large to compare within max_steps (${o.max_steps}), even with an exact answer: ${self.message}`);
+      }
+      return { reward: 0, reason: `answer too costly to compare with the expected value: ${e.message}`, details };
     }
     const fraction = credit.total ? credit.matched / credit.total : 0;
     const reward = o.partial_credit ? fraction : fraction === 1 ? 1 : 0;

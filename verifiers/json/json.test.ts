@@ -27,6 +27,21 @@ describe("extraction", () => {
   });
 });
 
+describe("extraction does not give up early", () => {
+  const ADA = { expected: { name: "Ada", age: 36 } };
+  test("a bracket of prose that never closes does not hide the answer after it", async () => {
+    for (const text of ['For x in [0, 1), the answer is {"name":"Ada","age":36}', 'Let S = {a, b. Answer: {"name":"Ada","age":36}']) {
+      const out = await run(text, ADA);
+      assert.equal(out.reward, 1, `${text}: ${out.reason}`);
+    }
+  });
+  test("fences are tried from the last back: the last one that parses is read", async () => {
+    const text = '```json\n{"v":"A"}\n```\n```json\n{"v":"B"}\n```\n```json\n{"v":"C",}\n```';
+    assert.deepEqual((extractJson(text) as { value: unknown }).value, { v: "B" });
+    assert.equal((await run(text, { expected: { v: "B" } })).reward, 1);
+  });
+});
+
 describe("json verifier", () => {
   test("the exact answer scores 1, in any key order", async () => {
     const answer = JSON.stringify({ address: { zip: "N1", city: "London" }, langs: ["en", "fr"], age: 36, name: "Ada" });
@@ -43,6 +58,41 @@ describe("json verifier", () => {
     assert.equal((await run(answer, { expected: EXPECTED }, { unordered_arrays: true })).reward, 1);
     const objs = { expected: [{ id: 1, v: "a" }, { id: 2, v: "b" }] };
     assert.equal((await run('[{"id": 2, "v": "b"}, {"id": 1, "v": "x"}]', objs, { unordered_arrays: true })).reward, 3 / 4);
+  });
+  test("extra array elements always count against the answer; extra keys only when penalised", async () => {
+    for (const unordered_arrays of [false, true]) {
+      assert.equal((await run("[1,2,3,4,5]", { expected: [1, 2, 3] }, { unordered_arrays })).reward, 3 / 5);
+      assert.equal((await run("[3,2,1]", { expected: [1, 2, 3] }, { unordered_arrays })).reward, unordered_arrays ? 1 : 1 / 3);
+      assert.equal((await run('{"a": [1, 2], "b": 1}', { expected: { a: [1], b: 1 } }, { unordered_arrays })).reward, 2 / 3);
+      assert.equal((await run('{"a": [7], "b": 1}', { expected: { a: [], b: 1 } }, { unordered_arrays })).reward, 1 / 3);
+      assert.equal((await run('{"a": 1, "b": 2}', { expected: { a: 1 } }, { unordered_arrays })).reward, 1);
+    }
+    assert.equal((await run("[1,2,3,4,5]", { expected: [1, 2, 3] }, { extra: "penalize" })).reward, 3 / 5);
+  });
+  test("unordered: equal answers score 1 within the default budget, however arranged", async () => {
+    const records = Array.from({ length: 60 }, (_, i) => ({ id: i, name: `n${i}`, tags: ["a", "b", "c", "d", "e", "f"].map((t) => t + i) }));
+    const grid = Array.from({ length: 20 }, (_, i) => Array.from({ length: 20 }, (_, k) => i * 20 + k));
+    const ints = Array.from({ length: 320 }, (_, i) => i);
+    const reversed = (v: unknown): unknown => Array.isArray(v) ? v.map(reversed).reverse() : v && typeof v === "object" ? Object.fromEntries(Object.entries(v).reverse().map(([k, x]) => [k, reversed(x)])) : v;
+    for (const expected of [records, grid, ints]) {
+      for (const answer of [expected, reversed(expected)]) {
+        const out = await run(JSON.stringify(answer), { expected }, { unordered_arrays: true });
+        assert.equal(out.reward, 1, out.reason);
+      }
+    }
+    // Partial answers still get the best pairing: one wrong tag per record, records reversed.
+    const near = records.map((r) => ({ ...r, tags: [...r.tags.slice(1), "x"] })).reverse();
+    assert.equal((await run(JSON.stringify(near), { expected: records }, { unordered_arrays: true })).reward, 420 / 480);
+    // Within a tolerance elements are not paired by equal text: 1.0 pairs with 1.05, 0.92 with 1.0.
+    assert.equal((await run("[1.0, 1.05]", { expected: [1.0, 0.92] }, { unordered_arrays: true, abs_tol: 0.1 })).reward, 1);
+  });
+  test("past max_steps: an answer too costly scores 0, an expected value too large is the item's fault", async () => {
+    const ints = Array.from({ length: 500 }, (_, i) => i);
+    const out = await run(JSON.stringify(ints.map((x) => x + 1000)), { expected: ints }, { unordered_arrays: true });
+    assert.equal(out.reward, 0);
+    assert.match(out.reason, /answer too costly.*200000 steps/);
+    // Compared within a tolerance, even the exact answer needs 500 × 500 pairs.
+    await assert.rejects(run(JSON.stringify(ints), { expected: ints }, { unordered_arrays: true, abs_tol: 0.1 }), (e: Error) => e instanceof InvalidItemError && /expected value is too large/.test(e.message));
   });
   test("numbers with tolerance; strings by case option", async () => {
     assert.equal((await run('{"x": 3.1416}', { expected: { x: 3.14159 } })).reward, 0);
@@ -88,6 +138,9 @@ describe("hostile completions, each < 50 ms, scored and never an error", () => {
     ["unclosed braces", "{".repeat(250_000), { expected: { a: 1 } }, {}],
     ["quotes and backslashes", '"\\'.repeat(120_000), { expected: { a: 1 } }, {}],
     ["20k-element array, unordered", wide, { expected: [{ id: 1 }, { id: 2 }, { id: 3 }] }, { unordered_arrays: true }],
+    ["1 MB of brackets that never close", ("[" + "x".repeat(99_999)).repeat(10), { expected: { a: 1 } }, { max_chars: 1_048_576 }],
+    ["40k fences that do not parse", '```json\n{"a":1,}\n```\n'.repeat(40_000), { expected: { a: 1 } }, { max_chars: 1_048_576 }],
+    ["unordered records, each a near miss", JSON.stringify(Array.from({ length: 60 }, (_, i) => ({ id: i, name: `m${i}`, tags: ["a", "b", "c", "d", "e", "f"] }))), { expected: Array.from({ length: 60 }, (_, i) => ({ id: i, name: `n${i}`, tags: ["a", "b", "c", "d", "e", "f"] })) }, { unordered_arrays: true }],
     ["regex-killer against a schema pattern", JSON.stringify({ s: "a".repeat(32_000) + "!" }), { schema: { properties: { s: { pattern: "^(a+)+$" } } } }, {}],
   ];
   for (const [name, response, ref, options] of cases) {

@@ -5,6 +5,7 @@
  * before any work, and the nesting depth is measured before `JSON.parse`, so the recursive
  * comparisons that follow never meet a structure deeper than `maxDepth`.
  */
+import { parse as parseLossless, isInteger, isSafeNumber } from "lossless-json";
 import { jsonDepth } from "../../src/core/json-depth.js";
 import { pairedFences } from "../../src/core/completion.js";
 
@@ -13,6 +14,12 @@ export interface JsonLimits {
   maxChars: number;
   /** Deepest nesting of arrays/objects accepted. */
   maxDepth: number;
+  /**
+   * Parse option: integers beyond 2^53 become BigInt, exact, instead of rounded doubles. Only
+   * for a caller whose other side is exact too (a reference it parses itself, not one that came
+   * as a JavaScript number).
+   */
+  exactIntegers?: boolean;
 }
 
 export const DEFAULT_LIMITS: JsonLimits = { maxChars: 1_000_000, maxDepth: 64 };
@@ -20,6 +27,37 @@ export const DEFAULT_LIMITS: JsonLimits = { maxChars: 1_000_000, maxDepth: 64 };
 export type Parsed = { ok: true; value: unknown; start: number; end: number } | { ok: false; reason: string };
 
 const OPEN_BRACE = 123, CLOSE_BRACE = 125, OPEN_BRACKET = 91, CLOSE_BRACKET = 93, QUOTE = 34, BACKSLASH = 92;
+const DIGIT_0 = 48, DIGIT_9 = 57;
+
+/** Integers of up to 15 digits are exact as doubles; a text without a longer digit run needs no BigInt. */
+function hasLongDigitRun(text: string): boolean {
+  let run = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= DIGIT_0 && c <= DIGIT_9) {
+      if (++run >= 16) return true;
+    } else run = 0;
+  }
+  return false;
+}
+
+/**
+ * Longest integer literal read as a BigInt (BigInt's decimal parsing is superlinear); a longer
+ * one is read as a double (Infinity past 1e308), as JSON.parse reads it.
+ */
+const MAX_BIGINT_DIGITS = 400;
+
+const exactNumber = (s: string): number | bigint =>
+  s.length <= MAX_BIGINT_DIGITS + 1 && isInteger(s) && !isSafeNumber(s) ? BigInt(s) : Number(s);
+
+/**
+ * `JSON.parse`, or with `exactIntegers` and a long digit run in the text, lossless-json (linear,
+ * a later duplicate key wins as with JSON.parse) with integers beyond 2^53 as BigInt.
+ */
+function parseValue(text: string, limits: JsonLimits): unknown {
+  if (!limits.exactIntegers || !hasLongDigitRun(text)) return JSON.parse(text);
+  return parseLossless(text, null, { parseNumber: exactNumber, onDuplicateKey: ({ newValue }) => newValue });
+}
 
 /**
  * From `start` (a `{` or `[`), the index just past the bracket that closes it, skipping strings;
@@ -50,34 +88,41 @@ export function parseJsonText(text: string, limits: JsonLimits = DEFAULT_LIMITS)
   if (text.length > limits.maxChars) return { ok: false, reason: `JSON text longer than ${limits.maxChars} characters` };
   if (jsonDepth(text, limits.maxDepth) > limits.maxDepth) return { ok: false, reason: `JSON nested deeper than ${limits.maxDepth}` };
   try {
-    return { ok: true, value: JSON.parse(text), start: 0, end: text.length };
+    return { ok: true, value: parseValue(text, limits), start: 0, end: text.length };
   } catch (e) {
     return { ok: false, reason: `not valid JSON: ${(e as Error).message.slice(0, 120)}` };
   }
 }
 
-/** The body of the last ```json (or bare ```) fence whose body starts like JSON, if any. */
-function lastFencedJson(text: string): { body: string; start: number } | null {
-  let found: { body: string; start: number } | null = null;
+/** The bodies of the ```json (or bare ```) fences whose body starts like JSON, in text order. */
+function fencedJson(text: string): { body: string; start: number }[] {
+  const found: { body: string; start: number }[] = [];
   for (const f of pairedFences(text)) {
     if (f.lang !== "" && f.lang !== "json" && f.lang !== "jsonc" && f.lang !== "json5") continue;
     const body = f.body.trim();
-    if (body.startsWith("{") || body.startsWith("[")) found = { body, start: f.bodyStart };
+    if (body.startsWith("{") || body.startsWith("[")) found.push({ body, start: f.bodyStart + f.body.indexOf(body[0]) });
   }
   return found;
 }
 
 /**
- * The JSON value a completion gives: the last fenced ```json block if there is one, else the
- * first `{`/`[` value in the text that parses (text before and after it is ignored). At most
- * `maxCandidates` openings are tried, each scan linear, so hostile text costs O(n·maxCandidates).
+ * The JSON value a completion gives: the last fenced ```json block whose body parses (of the
+ * last `maxCandidates` such fences, tried from the last back), else the first `{`/`[` value in
+ * the text that parses (text before and after it is ignored).
+ *
+ * Cost: fences do not overlap, so parsing some of them once each is linear (the cap bounds the
+ * constant: a failed JSON.parse costs microseconds). At most `maxCandidates` openings are tried
+ * outside fences; each one's scan for its closing bracket (`matchingClose`) is linear and may
+ * run to the end of the text when the bracket never closes (`[0, 1)` in prose), so hostile text
+ * costs at most O(n·maxCandidates) in all.
  */
 export function extractJson(text: string, limits: JsonLimits = DEFAULT_LIMITS, maxCandidates = 8): Parsed {
   if (text.length > limits.maxChars) return { ok: false, reason: `completion longer than ${limits.maxChars} characters` };
-  const fenced = lastFencedJson(text);
-  if (fenced) {
-    const p = parseJsonText(fenced.body, limits);
-    if (p.ok) return { ...p, start: fenced.start, end: fenced.start + fenced.body.length };
+  const fenced = fencedJson(text);
+  for (let k = fenced.length - 1; k >= 0 && k >= fenced.length - maxCandidates; k--) {
+    const f = fenced[k];
+    const p = parseJsonText(f.body, limits);
+    if (p.ok) return { ...p, start: f.start, end: f.start + f.body.length };
   }
   let lastReason = "no JSON object or array in the completion";
   let tried = 0;
@@ -88,9 +133,10 @@ export function extractJson(text: string, limits: JsonLimits = DEFAULT_LIMITS, m
     const tooDeep = { hit: false };
     const end = matchingClose(text, i, limits.maxDepth, tooDeep);
     if (tooDeep.hit) return { ok: false, reason: `JSON nested deeper than ${limits.maxDepth}` };
-    if (end < 0) { lastReason = "JSON value never closes"; break; }
+    // A bracket of prose that never closes ("x in [0, 1)") must not hide a value after it.
+    if (end < 0) { lastReason = "JSON value never closes"; continue; }
     try {
-      return { ok: true, value: JSON.parse(text.slice(i, end)), start: i, end };
+      return { ok: true, value: parseValue(text.slice(i, end), limits), start: i, end };
     } catch (e) {
       lastReason = `not valid JSON: ${(e as Error).message.slice(0, 120)}`;
     }
