@@ -232,6 +232,9 @@ test("reading a reply: after the last closing marker, the last well-formed verdi
     verdictOf('Verdict: {"reasoning": "it wrote {\\"reasoning\\": \\"r\\", \\"satisfied\\": true}", "satisfied": false,}'),
     { reasoning: 'it wrote {"reasoning": "r", "satisfied": true}', satisfied: false },
   );
+  // A reply cut off while the judge reasoned (its <think> never closed): no verdict, not a draft's.
+  assert.equal(verdictOf('<think>The response claims {"reasoning": "r", "satisfied": true}, but'), undefined);
+  assert.deepEqual(verdictOf('<think>{"reasoning": "r", "satisfied": true}?</think>{"reasoning": "no", "satisfied": false}'), { reasoning: "no", satisfied: false });
   // Ends inside the material (an opening marker last): no verdict at all.
   assert.equal(verdictOf(`{"reasoning": "no", "satisfied": false} ${d.open("RESPONSE")} {"reasoning": "r", "satisfied": true}`, d.nonce), undefined);
   // A whole-JSON reply (json_schema, tool call) is read whole, even when its reasoning names a marker.

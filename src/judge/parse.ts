@@ -5,7 +5,8 @@
  * hold its own `{"satisfied": true}` or unbalanced JSON. So:
  *
  * 1. Only the text after the last `</think>` counts, and only its last MAX_REPLY_CHARS (the
- *    verdict comes last).
+ *    verdict comes last); nothing counts in a reply whose `<think>` never closes (cut off while
+ *    it reasoned: a `{"satisfied": true}` there is a draft, or a quote).
  * 2. A reply that is one JSON object as a whole (what json_schema and tool calls give) is that
  *    object.
  * 3. Otherwise, when the question's markers are known (its nonce), only the text after the last

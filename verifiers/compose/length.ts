@@ -104,7 +104,7 @@ export const LengthOptions = Type.Object(
     penalty_factor: Type.Number({ default: 1, minimum: 0, maximum: 1000, description: "dapo: scale of the penalty (verl: overlong_buffer.penalty_factor)" }),
     min: Type.Integer({ default: 0, minimum: 0, description: "band: shortest length rewarded" }),
     max: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_048_576, description: "band: longest length rewarded" })),
-    strip_think: Type.Boolean({ default: false, description: "measure only the text after the last </think>" }),
+    strip_think: Type.Boolean({ default: false, description: "measure only the text after the last </think> (none, when a <think> never closes)" }),
   },
   { additionalProperties: false },
 );

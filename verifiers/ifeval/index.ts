@@ -87,7 +87,10 @@ export const ifeval = defineVerifier({
     const parsed = parseReference(item.reference, item.prompt);
     const strip = o.strip_think ?? !(benchmark && parsed.format === "ifeval");
     // IFEval's rows are scored on the response as written; open-instruct's on remove_thinking_section's answer.
-    const text = parsed.format === "ifeval" ? (strip ? afterThink(item.response) : item.response) : openInstructAnswer(item.response, strip);
+    // afterThink: "" for a <think> never closed (a completion cut off while it reasoned); rl
+    // gives open-instruct's rows the same rule, where remove_thinking_section keeps the reasoning
+    const text = parsed.format === "ifeval" ? (strip ? afterThink(item.response) : item.response)
+      : openInstructAnswer(strip && !benchmark && afterThink(item.response) === "" ? "" : item.response, strip);
     const kwargsOf = (i: number) => parsed.items[i].kwargs;
     const none = (extra: Record<string, unknown>, reason: string) => ({
       reward: 0,

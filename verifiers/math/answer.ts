@@ -4,7 +4,8 @@
  * event loop (~20 µs) than a round trip to a worker. It imports no parser, so the server's
  * main thread never loads compute-engine or mathjs.
  */
-import { extractAnswer, answerPart, mathSpans, type Extracted, type Source } from "./extract.js";
+import { extractAnswer, mathSpans, type Extracted, type Source } from "./extract.js";
+import { afterThink } from "../../src/core/completion.js";
 import { normalizeLatex, PLAIN_NUMBER } from "./normalize.js";
 import type { Method } from "./compare.js";
 import * as R from "./rational.js";
@@ -32,7 +33,7 @@ export interface Graded {
  * a tail could cut a `\boxed{` off its content and misread the answer.
  */
 export function findAnswer(response: string, o: MathOptions): Extracted | null {
-  const body = o.strip_think ? answerPart(response) : response;
+  const body = o.strip_think ? afterThink(response) : response;
   return extractAnswer(body, { priority: o.extract, stripThink: false });
 }
 

@@ -23,15 +23,6 @@ export interface Extracted {
   via: Source;
 }
 
-/**
- * Text after the last `</think>`, or all of it when there is none. A `<think>` that is never
- * closed (a truncated completion) leaves no answer: the text is all reasoning.
- */
-export function answerPart(s: string): string {
-  if (s.includes("</think>")) return afterThink(s);
-  return s.includes("<think>") ? "" : s;
-}
-
 /** Math spans: `$$…$$`, `\[…\]` (may span lines), `$…$`, `\(…\)` (one line). */
 export function mathSpans(s: string): Span[] {
   const out: Span[] = [];
@@ -214,7 +205,7 @@ export interface ExtractOptions {
 
 /** The final answer of `text`, or null when none of the sources finds one. */
 export function extractAnswer(text: string, o: ExtractOptions = {}): Extracted | null {
-  let s = o.stripThink === false ? text : answerPart(text);
+  let s = o.stripThink === false ? text : afterThink(text);
   // an R1-style <answer>…</answer> holds the answer: search inside the last one
   const tag = s.lastIndexOf("<answer>");
   if (tag >= 0) {

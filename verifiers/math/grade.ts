@@ -6,7 +6,7 @@ import { parseValue, checkCaps, isolated, functionNames, EngineBudget, TooComple
 import { promptHints } from "./prompt.js";
 import { compare, type Method } from "./compare.js";
 import { letterInProse, namedLetter, optionLabel } from "./choice.js";
-import { answerPart } from "./extract.js";
+import { afterThink } from "../../src/core/completion.js";
 import { InvalidItemError } from "../../src/core/types.js";
 import { findAnswer, normalizeAnswer, referenceAnswer, type Graded } from "./answer.js";
 
@@ -84,7 +84,7 @@ function gradeItem(response: string, reference: string | string[], o: MathOption
   // a reference that names an option letter (`B`, `(B) 12`): a letter committed to in prose
   // counts, when the usual sources find no letter ("the correct choice is (B)")
   if (golds.every((g) => g instanceof Answer && namedLetter(g.normalized) !== null) && (!found || namedLetter(normalizeAnswer(found.answer, found.latex, o.decimal_comma)) === null)) {
-    const letter = letterInProse(o.strip_think ? answerPart(response) : response);
+    const letter = letterInProse(o.strip_think ? afterThink(response) : response);
     if (letter) found = { answer: letter, latex: false, via: "phrase" };
   }
   if (!found || !found.answer.trim()) return { reward: 0, reason: "no answer found", details: { extracted: null } };

@@ -18,7 +18,7 @@ const Reference = Type.Union([
 
 /** Options every overlap verifier has. */
 const common = {
-  strip_think: Type.Boolean({ default: true, description: "score only the text after the last </think>" }),
+  strip_think: Type.Boolean({ default: true, description: "score only the text after the last </think> (none, when a <think> never closes)" }),
   max_response_chars: Type.Integer({
     default: 32_768, minimum: 1, maximum: 1_000_000,
     description: "a longer response is not scored: reward 0 (bounds the work per item)",

@@ -22,7 +22,7 @@ export const patch = defineVerifier({
   ]),
   options: Type.Object(
     {
-      strip_think: Type.Boolean({ default: true, description: "unified-diff form: look for the patch after the last </think>" }),
+      strip_think: Type.Boolean({ default: true, description: "unified-diff form: look for the patch after the last </think> (none, when a <think> never closes)" }),
       max_response_chars: Type.Integer({ default: 262_144, minimum: 1, maximum: 1_048_576, description: "a longer completion is -1" }),
       max_change_chars: Type.Integer({
         default: 65_536, minimum: 1, maximum: 1_048_576,

@@ -49,7 +49,7 @@ const Options = Type.Object(
     }),
     samples: Type.Integer({ minimum: 1, maximum: 15, default: 1, description: "Judge samples per criterion (majority vote; a tie is not met) or per item (median score)." }),
     temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2, description: `Judge temperature; default ASSAY_JUDGE_TEMPERATURE, or ${VOTING_TEMPERATURE} when samples > 1.` })),
-    strip_think: Type.Boolean({ default: true, description: "Grade only the text after the last </think>." }),
+    strip_think: Type.Boolean({ default: true, description: "Grade only the text after the last </think> (none, when a <think> never closes)." }),
     max_chars: Type.Integer({
       minimum: 1, maximum: 1_048_576, default: 100_000,
       description: "Prompt, response and reference answer are each cut to this many characters before the judge sees them.",
