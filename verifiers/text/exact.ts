@@ -10,7 +10,7 @@ const Options = Type.Object(
   {
     case_sensitive: Type.Boolean({ default: false }),
     normalize_whitespace: Type.Boolean({ default: true, description: "collapse runs of whitespace and trim" }),
-    strip_punctuation: Type.Boolean({ default: false, description: "drop leading/trailing punctuation" }),
+    strip_punctuation: Type.Boolean({ default: false, description: "drop a final period or other sentence punctuation, and quotes or brackets enclosing the answer; never a sign or symbol (-5 stays -5, 5% stays 5%)" }),
     extract: Type.Union([Type.Literal("full"), Type.Literal("last_line"), Type.Literal("boxed"), Type.Literal("answer_tag")], {
       default: "full",
       description: "which part of the response is the answer",
@@ -33,14 +33,20 @@ export function extractAnswer(response: string, o: Pick<ExactOptions, "strip_thi
     }
     case "boxed":
       return lastBoxed(text);
-    case "answer_tag": {
-      // The last complete <answer>…</answer>, found from the end: linear, where a lazy regex
-      // was quadratic on many unclosed <answer> tags.
-      const close = text.lastIndexOf("</answer>");
-      const open = close < 0 ? -1 : text.lastIndexOf("<answer>", close);
-      return open < 0 ? null : text.slice(open + "<answer>".length, close);
-    }
+    case "answer_tag":
+      return lastAnswerTag(text)?.body ?? null;
   }
+}
+
+/**
+ * The last complete `<answer>…</answer>` of `text`: its body and where its `<answer>` starts, or
+ * null. Found from the end: linear, where a lazy regex was quadratic on many unclosed <answer>
+ * tags. `choice` reads the option letter from it too.
+ */
+export function lastAnswerTag(text: string): { start: number; body: string } | null {
+  const close = text.lastIndexOf("</answer>");
+  const open = close < 0 ? -1 : text.lastIndexOf("<answer>", close);
+  return open < 0 ? null : { start: open, body: text.slice(open + "<answer>".length, close) };
 }
 
 export const exact = defineVerifier({

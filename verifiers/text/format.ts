@@ -47,7 +47,9 @@ export function checkFormat(response: string, o: FormatOptions): string | null {
   if (answer === null) return rest.trim() ? null : `no answer after ${tc}`;
   const [ao, ac] = [`<${answer}>`, `</${answer}>`];
   if (count(rest, ao) !== 1 || count(rest, ac) !== 1) return `exactly one ${ao}…${ac} block is required after ${tc}`;
+  // rest holds exactly one of each, so another is before </think>: inside the reasoning block
   if (count(text, ao) !== 1) return `${ao} appears inside the ${think} block`;
+  if (count(text, ac) !== 1) return `${ac} appears inside the ${think} block`;
   const a0 = rest.indexOf(ao);
   const a1 = rest.indexOf(ac);
   if (a1 < a0) return `${ac} comes before ${ao}`;

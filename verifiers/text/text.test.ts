@@ -38,6 +38,18 @@ describe("exact", () => {
     assert.equal(await reward(exact, "<answer>x</answer> then <answer>Paris</answer>", "paris", { extract: "answer_tag" }), 1);
     assert.equal(await reward(exact, "no tags here", "paris", { extract: "answer_tag" }), 0);
   });
+  test("strip_punctuation drops a final period, enclosing quotes and brackets, never a sign or symbol", async () => {
+    const o = { strip_punctuation: true };
+    // what it drops
+    for (const [got, ref] of [["Paris.", "paris"], ["\"Paris\"", "paris"], ["(Paris)", "paris"], ["**Paris**!", "paris"], ["(\"Paris\".)", "paris"], ["yes?!", "yes"], ["“Paris.”", "paris"], ["5.", "5"]]) {
+      assert.equal(await reward(exact, got, ref, o), 1, `${got} vs ${ref}`);
+    }
+    // what changes the answer: signs, %, $, ++, a leading point, unpaired or mismatched brackets
+    for (const [got, ref] of [["-5", "5"], ["5", "-5"], ["\u22125", "5"], ["+5", "5"], ["5%", "5"], ["$5", "5"], ["C++", "C"], ["A+", "A"], [".5", "5"], ["(a) and (b)", "a) and (b"], ["(a]", "a"], ["5)", "5"]]) {
+      assert.equal(await reward(exact, got, ref, o), 0, `${got} vs ${ref}`);
+    }
+    assert.equal(normalize("  ( x )  ", { whitespace: false, stripPunctuation: true }), "x");
+  });
   test("a completion that contains the reference among other text is not exact", async () => {
     assert.equal(await reward(exact, "Paris or Lyon", "paris"), 0);
   });
@@ -59,6 +71,34 @@ describe("choice", () => {
     ["The correct option is (A). Wait, no: the answer is C.", "C"],
     ["The answer is a prime number.", null],
     ["I don't know.", null],
+    // the last commitment that names a letter; a later mention or a letterless phrase does not hide it
+    ["The answer is B. Option A is wrong because it ignores friction.", "B"],
+    ["The answer is B. The other options are incorrect.", "B"],
+    ["The answer is B. The other choices contradict the data.", "B"],
+    ["The answer is B. This answer is a direct consequence of Newton's law.", "B"],
+    ["Option B is wrong because it ignores friction.", null],
+    ["I would go with option B.", "B"],
+    ["The best fit is C, not option B.", null],
+    ["The correct answer is option B.", "B"],
+    ["**Answer**: B", "B"],
+    // the letter wrapped in math or markdown
+    ["The answer is $B$", "B"],
+    ["The answer is $\\text{B}$.", "B"],
+    ["The answer is \\textbf{(B)}", "B"],
+    ["The answer is **B**.", "B"],
+    // the pronoun I is not option I; option I still is
+    ["Answer: I think it is B", "B"],
+    ["The answer is B and I am confident.", "B"],
+    ["Answer: I'd say B", "B"],
+    ["The answer is (I).", "I"],
+    ["The answer is I.", "I"],
+    ["The answer is **I**", "I"],
+    // <answer>…</answer>, read as \boxed{} is: the later of the two
+    ["<think>hmm</think>\n<answer>B</answer>", "B"],
+    ["<think>hmm</think>\n<answer>(B)</answer>", "B"],
+    ["<think>hmm</think>\n<answer> B </answer>", "B"],
+    ["\\boxed{A} on second thought <answer>C</answer>", "C"],
+    ["<answer>The answer is D</answer>", "D"],
   ];
   for (const [text, want] of cases) {
     test(`extracts ${want} from ${JSON.stringify(text)}`, () => {
@@ -78,6 +118,35 @@ describe("choice", () => {
     assert.equal(await reward(choice, "The answer is (A), (B), (C) and (D)", "B"), 0);
     const out = await verifyDirect(choice, { response: "\\boxed{A,B}", reference: "A" });
     assert.match(out.reason, /several options/);
+  });
+  test("a mention of another option after the committed answer is not the answer (false positive and negatives)", async () => {
+    assert.equal(await reward(choice, "The answer is C. Option B is wrong because it ignores friction.", "B"), 0);
+    assert.equal(await reward(choice, "The answer is B. Option A is wrong because it ignores friction.", "B"), 1);
+    assert.equal(await reward(choice, "The answer is B. The other options are incorrect.", "B"), 1);
+    assert.equal(await reward(choice, "The answer is B and I am confident.", "B"), 1);
+    assert.equal(await reward(choice, "Answer: I think it is B", "B"), 1);
+    assert.equal(await reward(choice, "Answer: I think it is B", "I", { num_choices: 10 }), 0);
+    assert.equal(await reward(choice, "The answer is (I).", "I", { num_choices: 10 }), 1);
+    assert.equal(await reward(choice, "The answer is $B$", "B"), 1);
+  });
+  test("<answer>B</answer> is read", async () => {
+    assert.equal(await reward(choice, "<think>hmm</think>\n<answer>B</answer>", "B"), 1);
+    assert.equal(await reward(choice, "<think>hmm</think>\n<answer>(B)</answer>", "B"), 1);
+    const out = await verifyDirect(choice, { response: "<think>the answer is B</think><answer>C</answer>", reference: "B" });
+    assert.equal(out.reward, 0);
+    assert.equal((out.details as any).via, "answer tag");
+    assert.equal(await reward(choice, "<answer>A, B</answer>", "B"), 0);
+  });
+  test("1 MiB of hostile text around the new shapes is read in linear time", async () => {
+    const MB = 1 << 20;
+    const shapes = ["answer is I think ", "option B ", "answer is (", "answer is A, ", "I ", "\\text{", "$", "not option B "];
+    for (const u of shapes) {
+      const run = u.repeat(Math.ceil(MB / u.length));
+      for (const text of [run, run + "x", "<answer>" + run + "</answer>", "\\boxed{" + run + "}"]) {
+        const { ms } = await fastestCpu(() => extractChoice(text), { under: 80 });
+        assert.ok(ms < 80, `${JSON.stringify(u)}: ${ms} ms of CPU`);
+      }
+    }
   });
   test("letters past num_choices are not options", async () => {
     assert.equal(await reward(choice, "The answer is E", "E", { num_choices: 4 }), 0);
@@ -125,6 +194,7 @@ describe("format", () => {
     ["<think>a</think><answer> </answer>", /answer block is empty/],
     ["<think>a</think>chatter<answer>1</answer>", /text outside/],
     ["<think>a<answer>1</answer></think><answer>1</answer>", /inside the think block/],
+    ["<think>x </answer></think><answer>4</answer>", /<\/answer> appears inside the think block/],
   ];
   for (const [text, why] of bad) {
     test(`rejects ${JSON.stringify(text)}`, () => assert.match(checkFormat(text, formatOptions()) ?? "", why));
@@ -152,11 +222,27 @@ describe("normalize on long texts (issue 25: 1 MiB completions stalled the serve
     let t = s.normalize("NFKC");
     if (o.whitespace !== false) t = t.replace(/\s+/gu, " ").trim();
     if (o.stripPunctuation) {
-      const cps = Array.from(t);
-      let a = 0, b = cps.length;
-      while (a < b && /^[\p{P}\p{S}\s]$/u.test(cps[a]!)) a++;
-      while (b > a && /^[\p{P}\p{S}\s]$/u.test(cps[b - 1]!)) b--;
-      t = cps.slice(a, b).join("");
+      // whitespace at both ends, sentence punctuation at the end, then a pair of quotes,
+      // emphasis marks or matching brackets around everything; again until nothing changes
+      const pairs: Record<string, string> = { '"': '"', "'": "'", "`": "`", "*": "*", _: "_", "“": "”", "‘": "’", "«": "»", "„": "“", "‚": "‘", "‹": "›", "「": "」", "『": "』" };
+      const brackets: Record<string, string> = { "(": ")", "[": "]", "{": "}" };
+      const matchOfFirst = (u: string) => {
+        const stack: number[] = [];
+        for (let i = 0; i < u.length; i++) {
+          if (u[i]! in brackets) stack.push(i);
+          else if (stack.length && brackets[u[stack[stack.length - 1]!]!] === u[i]) if (stack.pop() === 0) return i;
+        }
+        return -1;
+      };
+      for (;;) {
+        let b = t.length;
+        while (b > 0 && /[\s.,;:!?。]/u.test(t[b - 1]!)) b--;
+        let a = 0;
+        while (a < b && /\s/u.test(t[a]!)) a++;
+        t = t.slice(a, b);
+        if (t.length >= 2 && (pairs[t[0]!] === t[t.length - 1] || (brackets[t[0]!] === t[t.length - 1] && matchOfFirst(t) === t.length - 1))) t = t.slice(1, -1);
+        else break;
+      }
     }
     return o.caseSensitive ? t : t.toLowerCase();
   };
@@ -167,7 +253,7 @@ describe("normalize on long texts (issue 25: 1 MiB completions stalled the serve
   });
 
   test("normalize and normalizeSliced agree with the reference on random and long texts", async () => {
-    const alphabet = [" ", "\t", "\n", "\u00a0", "\u3000", "a", "B", ".", "!", "😀", "é", "\u0301", "ﬁ", "  ", "\ud800", "İ"];
+    const alphabet = [" ", "\t", "\n", "\u00a0", "\u3000", "a", "B", ".", "!", "😀", "é", "\u0301", "ﬁ", "  ", "\ud800", "İ", "(", ")", "[", "]", '"', "*", "-", "%", "“", "”"];
     let seed = 7;
     const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n);
     for (let k = 0; k < 3000; k++) {
@@ -200,5 +286,10 @@ describe("normalize on long texts (issue 25: 1 MiB completions stalled the serve
     assert.ok(turns >= 16, `the event loop turned ${turns} times`);
     const stripped = await fastestCpu(() => normalize("x" + "!".repeat(1 << 20), { stripPunctuation: true }), { under: 80 });
     assert.ok(stripped.ms < 80, `strip_punctuation on 1 MiB of punctuation: ${stripped.ms} ms of CPU`);
+    // 512 Ki nested pairs, each dropped: the brackets are matched once, not once a pair
+    for (const nested of ["(".repeat(1 << 19) + ")".repeat(1 << 19), "\"".repeat(1 << 20), "(".repeat(1 << 19) + "x" + "]".repeat(1 << 19)]) {
+      const pairs = await fastestCpu(() => normalize(nested, { stripPunctuation: true }), { under: 80 });
+      assert.ok(pairs.ms < 80, `strip_punctuation on 1 MiB of nested pairs: ${pairs.ms} ms of CPU`);
+    }
   });
 });
