@@ -28,6 +28,7 @@ test("afterThink: after the last </think>; all of a text with no think block; no
   assert.equal(afterThink("<think>cut off while reasoning: 42"), "");
   assert.equal(afterThink("<reasoning>cut off", "reasoning"), "");
   assert.equal(afterThink("<think>cut off", "reasoning"), "<think>cut off");
+  assert.equal(afterThink("<think>a</think>draft<think>opened again, then cut off"), "");
 });
 
 const diff = ["--- a/m.py", "+++ b/m.py", "@@ -1,2 +1,2 @@", " def f(x):", "-    return x + 1", "+    return x + 2", ""].join("\n");

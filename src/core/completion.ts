@@ -5,15 +5,16 @@
 
 /**
  * The answer part of a reasoning completion: the text after the last `</think>` (or `</tag>`);
- * all of it when there is no think block; "" when a `<think>` opened and never closed. That is a
- * completion cut off while it reasoned (its token limit), and a draft inside it is not an
- * answer: read as one, a truncated completion was paid for what it tried on the way.
+ * all of it when there is no think block; "" when a `<think>` is still open there (opened and
+ * never closed, or opened again after the last close). That is a completion cut off while it
+ * reasoned (its token limit), and a draft inside it is not an answer: read as one, a truncated
+ * completion was paid for what it tried on the way.
  */
 export function afterThink(s: string, tag = "think"): string {
   const close = `</${tag}>`;
   const i = s.lastIndexOf(close);
-  if (i >= 0) return s.slice(i + close.length);
-  return s.includes(`<${tag}>`) ? "" : s;
+  const rest = i < 0 ? s : s.slice(i + close.length);
+  return rest.includes(`<${tag}>`) ? "" : rest;
 }
 
 /**
