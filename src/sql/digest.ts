@@ -13,18 +13,20 @@ import { bigIntDigits, type Cell } from "./types.js";
 const EXACT_FROM = 2 ** 53;
 
 /**
- * A value's comparison key: equal keys exactly when the values are equal under the comparison's
- * rules (verifiers/sql/compare.ts). Integers compare exactly, as Python compares int and float:
- * an integer beyond 2^53 (an exact INT_TAG cell) and a double are written by their exact digits,
- * so 2^63-1 differs from the double 2^63 and from 2^63-2, and 2^62 as an integer equals 2^62 as
- * a real.
+ * A value's exact comparison key: equal keys exactly when the values are equal. Integers compare
+ * exactly, as Python compares int and float: an integer beyond 2^53 (an exact INT_TAG cell) and
+ * a double are written by their exact digits, so 2^63-1 differs from the double 2^63 and from
+ * 2^63-2, and 2^62 as an integer equals 2^62 as a real; 1 and 1.0 are one number. A string that
+ * starts with NUL is a tag (types.ts: INT_TAG, BLOB_TAG, TEXT_TAG), any other a text. Numbers are
+ * never rounded here: the comparison's float tolerance (verifiers/sql/compare.ts, float_digits)
+ * maps a model's number onto a gold number within it before keying, and a digest is exact, so
+ * equal digests always mean a match and a tolerance match is found by the comparison on the rows.
  */
-export function cellKey(c: Cell, floatDigits: number): string {
+export function cellKey(c: Cell): string {
   if (c === null) return "N";
   if (typeof c === "number") {
     if (Number.isFinite(c) && Math.abs(c) >= EXACT_FROM) return `n${BigInt(c)}`;
-    if (Number.isInteger(c) || !Number.isFinite(c) || floatDigits <= 0) return `n${c === 0 ? 0 : c}`;
-    return `n${Number(c.toPrecision(floatDigits))}`;
+    return `n${c === 0 ? 0 : c}`;
   }
   const digits = bigIntDigits(c);
   return digits === null ? `s${c}` : `n${digits}`;
@@ -41,18 +43,22 @@ export function rowKey(keys: string[], perm: number[] | null): string {
   return s;
 }
 
-/** What a digest is taken under: the comparison's row rule and float rounding (columns as they come). */
+/**
+ * What a digest is taken under: the comparison's row rule (columns as they come). Values are
+ * keyed exactly (cellKey), whatever the comparison's float_digits: a result equal to the gold's
+ * only within that tolerance has another digest, and comes back with its rows to be compared.
+ */
 export interface DigestRule {
   /** "bag": duplicates count; "set": they do not. */
   rows: "bag" | "set";
   /** Rows in their order (else as a multiset, or a set). */
   ordered: boolean;
-  floatDigits: number;
 }
 
 /**
  * A hash of `rows` under `rule`: two results have the same digest exactly when the comparison's
- * first pass (columns in their own order) calls them equal: the same row keys in the same order
+ * first pass (columns in their own order) calls them equal with no float tolerance (float_digits
+ * 0), and so equal under any: the same row keys in the same order
  * (ordered), the same multiset of row keys (bag), the same set (set); two empty results have the
  * same digest whatever their columns, as the comparison says. The row keys, sorted unless
  * ordered (and made distinct for a set), are hashed with SHA-256 length-prefixed, so equal
@@ -65,7 +71,7 @@ export function resultDigest(rows: readonly Cell[][], rule: DigestRule): string 
     const r = rows[i];
     let s = "";
     for (let c = 0; c < r.length; c++) {
-      const k = cellKey(r[c], rule.floatDigits);
+      const k = cellKey(r[c]);
       s += `${k.length}:${k}`;
     }
     keys[i] = s;

@@ -21,7 +21,7 @@ export interface Token {
   text: string;
   /** Parenthesis depth at which the token sits (0 = top level). */
   depth: number;
-  /** A quoted identifier: its quote character and where it lies in the text, [start, end). */
+  /** A quoted identifier: its quote character; it and a `;` say where they lie in the text, [start, end). */
   quote?: '"' | "`" | "[";
   start?: number;
   end?: number;
@@ -191,7 +191,8 @@ export function tokenize(sql: string, dialect: Dialect = "sqlite"): Token[] {
       i += 2;
       continue;
     }
-    out.push({ kind: "punct", text: sql[i], depth });
+    // a `;` says where it lies (checkDialect cuts trailing ones off the text)
+    out.push(c === 59 ? { kind: "punct", text: ";", depth, start: i, end: i + 1 } : { kind: "punct", text: sql[i], depth });
     i++;
   }
   return out;
@@ -232,9 +233,6 @@ const DENIED_FUNCTIONS = new Set([
 /** Statement keywords that may begin a read-only query. */
 const QUERY_STARTS = new Set(["select", "with", "values"]);
 
-/** Words that never belong in a read-only query, wherever they appear outside strings. */
-const DENIED_WORDS = new Set(["attach", "detach", "pragma", "vacuum"]);
-
 export type QueryCheck = { ok: true; sql: string; tokens: Token[] } | { ok: false; reason: string };
 
 /**
@@ -250,8 +248,16 @@ export function checkQuery(sql: string, dialect?: Dialect): QueryCheck {
 }
 
 function checkDialect(sql: string, dialect: Dialect): QueryCheck {
-  const text = stripTrailingSemicolons(sql);
-  const tokens = tokenize(text, dialect);
+  let text = stripTrailingSemicolons(sql);
+  let tokens = tokenize(text, dialect);
+  // `;` followed by nothing but `;` (comments are no tokens: `SELECT 1; -- done`) ends the one
+  // statement: the text is cut before the first of them, so the engine never sees what follows
+  let end = tokens.length;
+  while (end > 0 && tokens[end - 1].kind === "punct" && tokens[end - 1].text === ";") end--;
+  if (end < tokens.length) {
+    text = stripTrailingSemicolons(text.slice(0, tokens[end].start));
+    tokens = tokens.slice(0, end);
+  }
   if (!tokens.length) return { ok: false, reason: "empty query" };
   let first = 0;
   while (first < tokens.length && tokens[first].text === "(") first++;
@@ -265,18 +271,20 @@ function checkDialect(sql: string, dialect: Dialect): QueryCheck {
     // PostgreSQL: a `$` that opens no dollar quote we recognise (a tag over MAX_DOLLAR_TAG characters)
     if (dialect === "postgres" && t.kind === "punct" && t.text === "$") return { ok: false, reason: `a $ that is not a parameter or a dollar quote (tags are at most ${MAX_DOLLAR_TAG} characters)` };
     if (t.kind !== "word") continue;
-    if (DENIED_WORDS.has(t.text)) return { ok: false, reason: `${t.text.toUpperCase()} is not allowed in a scored query` };
+    // ATTACH, DETACH, PRAGMA, VACUUM, TRUNCATE, GRANT, REVOKE are statements: the first word (SELECT,
+    // WITH or VALUES) and the one-statement rule keep them out, so they are legal names here
+    // (`count(*) AS merge`, a column `pragma`); MERGE needs INTO, refused below
     if (DENIED_FUNCTIONS.has(t.text) && tokens[i + 1]?.text === "(") return { ok: false, reason: `function ${t.text}() is not allowed in a scored query` };
     // PostgreSQL: SELECT ... INTO creates a table; FOR UPDATE/SHARE takes row locks
-    if (t.text === "into") return { ok: false, reason: "SELECT INTO is not allowed in a scored query" };
+    if (t.text === "into") return { ok: false, reason: `${tokens[i - 1]?.text === "merge" ? "MERGE" : "SELECT INTO"} is not allowed in a scored query` };
     if (t.text === "for" && tokens[i + 1]?.kind === "word" && ["update", "share", "no", "key"].includes(tokens[i + 1].text)) {
       return { ok: false, reason: "row locks (FOR UPDATE/SHARE) are not allowed in a scored query" };
     }
     // data-modifying CTEs: WITH x AS (DELETE ... RETURNING ...)
-    if (t.text === "insert" || t.text === "update" || t.text === "delete" || t.text === "merge" || t.text === "replace" && tokens[i + 1]?.text === "into") {
+    if (t.text === "insert" || t.text === "update" || t.text === "delete" || t.text === "replace" && tokens[i + 1]?.text === "into") {
       return { ok: false, reason: `${t.text.toUpperCase()} is not allowed in a scored query` };
     }
-    if ((t.text === "create" || t.text === "drop" || t.text === "alter" || t.text === "truncate" || t.text === "grant" || t.text === "revoke") && t.depth === 0) {
+    if ((t.text === "create" || t.text === "drop" || t.text === "alter") && t.depth === 0) {
       return { ok: false, reason: `${t.text.toUpperCase()} is not allowed in a scored query` };
     }
   }

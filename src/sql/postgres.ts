@@ -24,7 +24,7 @@
 import { readFileSync } from "node:fs";
 import { connect as netConnect } from "node:net";
 import pg from "pg";
-import { intCell } from "./types.js";
+import { blobCell, intCell, textCell } from "./types.js";
 import { schedstat } from "../../sandbox/meter.js";
 import { ConnectionBudget, type BudgetClient } from "./pg-budget.js";
 import type { Cell, QueryOutcome, SchemaTable } from "./types.js";
@@ -32,15 +32,19 @@ import type { Cell, QueryOutcome, SchemaTable } from "./types.js";
 const NUMERIC_OIDS = new Set([20, 21, 23, 26, 700, 701, 1700]); // int8 int2 int4 oid float4 float8 numeric
 
 /**
- * Values as text, except numbers (so 1 = 1.0 as in the Python evaluators) and booleans (as 1/0,
- * which is what True/False equal in Python). Dates and times stay in PostgreSQL's text form.
+ * Values as text, except numbers (so 1 = 1.0 as in the Python evaluators), booleans (as 1/0,
+ * which is what True/False equal in Python) and bytea (a blob, as SQLite's: never equal to a
+ * text). Dates and times stay in PostgreSQL's text form. Each parser returns a Cell (types.ts):
+ * a text is passed through textCell, so none poses as a tagged value.
  */
+const byteaText = pg.types.getTypeParser(17, "text") as (v: string) => Buffer;
 const types = {
   getTypeParser(oid: number, format?: string) {
     if (format === "binary") return (v: unknown) => v;
     if (NUMERIC_OIDS.has(oid)) return numberCell;
     if (oid === 16) return (v: string) => (v === "t" ? 1 : 0);
-    return (v: string) => v;
+    if (oid === 17) return (v: string) => blobCell(byteaText(v));
+    return textCell;
   },
 } as unknown as pg.CustomTypesConfig;
 
@@ -552,11 +556,16 @@ function quoteIdent(s: string): string {
   return /^[a-z_][a-z0-9_$]*$/.test(s) ? s : `"${s.replaceAll('"', '""')}"`;
 }
 
+/**
+ * A parsed PostgreSQL value as the comparison sees it: the parsers above already made numbers and
+ * strings Cells (a text through textCell, an int8 past 2^53 through intCell); a Buffer (binary
+ * format) becomes a blob, and anything else text that cannot pose as a tagged value (types.ts).
+ */
 function toCell(v: unknown): Cell {
   if (v === null || v === undefined) return null;
   if (typeof v === "number" || typeof v === "string") return v;
-  if (Buffer.isBuffer(v)) return `\u0000blob:${v.toString("hex")}`;
-  return String(v);
+  if (Buffer.isBuffer(v)) return blobCell(v);
+  return textCell(String(v));
 }
 
 function failure(err: unknown, stage: "prepare" | "execute"): QueryOutcome {

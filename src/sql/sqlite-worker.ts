@@ -12,7 +12,7 @@ import { openSync, writeSync } from "node:fs";
 import { resultDigest, type DigestRule } from "./digest.js";
 import { prepareWithDqs } from "./lex.js";
 import { KeptGolds, STAY_MS, type KeptGold } from "./kept.js";
-import { intCell, type Cell, type QueryOutcome, type SchemaTable } from "./types.js";
+import { blobCell, intCell, textCell, type Cell, type QueryOutcome, type SchemaTable } from "./types.js";
 
 /**
  * A query, optionally with the gold result's digest under the comparison's rule: a result with
@@ -126,12 +126,13 @@ function prepared(o: Open, sql: string): Prepared | string {
   return p;
 }
 
-/** A SQLite value as the comparison sees it: blobs become tagged hex so they never equal text. */
+/** A SQLite value as the comparison sees it: blobs become tagged hex, and no text poses as a tagged value (types.ts). */
 function cell(v: unknown): Cell {
-  if (v === null || typeof v === "number" || typeof v === "string") return v as Cell;
+  if (v === null || typeof v === "number") return v as Cell;
+  if (typeof v === "string") return textCell(v);
   if (typeof v === "bigint") return intCell(v);
-  if (Buffer.isBuffer(v)) return `\u0000blob:${v.toString("hex")}`;
-  return String(v);
+  if (Buffer.isBuffer(v)) return blobCell(v);
+  return textCell(String(v));
 }
 
 function sizeOf(c: Cell): number {
@@ -162,7 +163,7 @@ function goldHere(t: QueryTask, d: GoldHere): { k: KeptGold; ran: boolean } | nu
 /** The digest of a kept gold under the model query's rule (computed once per rule), or undefined past maxRows. */
 function keptDigest(k: KeptGold, d: DigestRule & { maxRows: number }): string | undefined {
   if (k.rows.length > d.maxRows) return undefined;
-  const rule = `${d.ordered ? "ordered" : d.rows}:${d.floatDigits}`;
+  const rule = d.ordered ? "ordered" : d.rows;
   let g = k.digests.get(rule);
   if (g === undefined) k.digests.set(rule, (g = resultDigest(k.rows, d)));
   return g;

@@ -6,12 +6,29 @@ export const DB_ID = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 /**
  * A result value: SQLite and PostgreSQL values are mapped onto these three (see README). An
  * integer beyond 2^53 (where a JavaScript number would round it) is the text INT_TAG + its exact
- * digits, which never equals a text value and compares exactly (verifiers/sql/compare.ts cellKey).
+ * digits, and a blob BLOB_TAG + its hex, which compare exactly (src/sql/digest.ts cellKey). A
+ * text value never poses as either: one that starts with NUL (`char(0)||'int:'||…`, the tags'
+ * first character) is sent as TEXT_TAG + itself (textCell), so every string that starts with NUL
+ * is a tag, and distinct values stay distinct.
  */
 export type Cell = null | number | string;
 
-/** Prefix of an exact integer beyond Number.MAX_SAFE_INTEGER (blobs are "\u0000blob:<hex>"). */
+/** Prefix of an exact integer beyond Number.MAX_SAFE_INTEGER. */
 export const INT_TAG = "\u0000int:";
+/** Prefix of a blob's hex digits. */
+export const BLOB_TAG = "\u0000blob:";
+/** Prefix of a text value that starts with NUL (textCell). */
+export const TEXT_TAG = "\u0000text:";
+
+/** A text value as a Cell: itself, or TEXT_TAG + itself when it starts with NUL (so it cannot pose as a tagged value). */
+export function textCell(s: string): Cell {
+  return s.charCodeAt(0) === 0 ? TEXT_TAG + s : s;
+}
+
+/** A blob as a Cell: BLOB_TAG and its hex digits (never equal to a text value). */
+export function blobCell(b: Buffer): Cell {
+  return BLOB_TAG + b.toString("hex");
+}
 
 /** An integer as a Cell: a number where that is exact, else INT_TAG and its digits. */
 export function intCell(v: bigint): Cell {

@@ -7,7 +7,7 @@ import { resultDigest } from "../../src/sql/digest.js";
 import { extractSql, MAX_SQL_CHARS } from "./extract.js";
 import { ngramSimilarity, schemaLinking, jaccard } from "./partial.js";
 import { checkQuery, dqsRewrite, hasTopLevelOrderBy, MAX_DQS_LITERALS, prepareWithDqs, tokenize } from "../../src/sql/lex.js";
-import { intCell, type Cell } from "../../src/sql/types.js";
+import { intCell, textCell, blobCell, INT_TAG, type Cell } from "../../src/sql/types.js";
 
 /** CPU milliseconds `fn` costs this process: what "fast" means on a shared, overloaded machine, where wall time mostly measures the neighbours. */
 export function cpuMs(fn: () => void): number {
@@ -74,12 +74,55 @@ describe("compareResults: Spider test-suite rules (exec_eval.py result_eq)", () 
     assert.equal(await eq([["France"]], [["FRANCE"]]), false);
     assert.equal(await eq([[0]], [[-0]]), true);
   });
-  test("floats: exact by default in the evaluators, rounded to significant digits on request", async () => {
+  test("floats: exact by default in the evaluators, within a relative tolerance of 10^-digits on request", async () => {
     const a = 0.1 + 0.2;
     assert.equal(await eq([[0.3]], [[a]]), false);
     assert.equal(await eq([[0.3]], [[a]], { ...spider, floatDigits: 12 }), true);
     assert.equal(await eq([[0.3]], [[0.31]], { ...spider, floatDigits: 12 }), false);
-    assert.equal(cellKey(1e20, 12), cellKey(1e20, 0)); // integers are never rounded
+    assert.equal(await eq([[1e20]], [[1e20 + 2 ** 14]], { ...spider, floatDigits: 12 }), false); // two integers: exact
+  });
+  test("float_digits is a relative tolerance of 10^-digits, not buckets of rounded values (a probe's false positive)", () => {
+    const at = (d: number): CompareOptions => ({ ...spider, floatDigits: d });
+    const eqs = (g: Cell[][], p: Cell[][], o = at(12)) => compareResultsSync(g, p, o).match;
+    // 12 significant digits rounded 1234567890123.45 to 1234567890120, which an integer-valued real matched
+    assert.equal(eqs([[1234567890123.45]], [[1234567890120]]), false);
+    assert.equal(eqs([[1234567890123.45]], [[1234567890119.6]]), false);
+    assert.equal(eqs([[1234567890120]], [[1234567890123.45]]), false);
+    // within 10^-12 of it, an integer or not, is the same number
+    assert.equal(eqs([[1234567890123.45]], [[1234567890123.449]]), true);
+    assert.equal(eqs([[3]], [[2.9999999999999996]]), true);
+    assert.equal(eqs([[2.9999999999999996]], [[3]]), true);
+    // two integers: exact, however large
+    assert.equal(eqs([[1e13]], [[1e13 + 1]]), false);
+    // 1 and 1.0 are one value; float noise matches; the exact rule (0) does not
+    assert.equal(eqs([[1]], [[1.0]], at(0)), true);
+    assert.equal(eqs([[0.3]], [[0.1 + 0.2]]), true);
+    assert.equal(eqs([[0.3]], [[0.1 + 0.2]], at(0)), false);
+    // noise across a rounding boundary of the old buckets (12 digits): adjacent doubles
+    const next = (x: number) => {
+      const f = new Float64Array([x]);
+      new BigInt64Array(f.buffer)[0] += 1n;
+      return f[0];
+    };
+    let x = 0.1234567890125;
+    while (Number(x.toPrecision(12)) === Number(next(x).toPrecision(12))) x = next(x);
+    assert.equal(eqs([[x]], [[next(x)]]), true);
+    // gold values equal within the tolerance count as one value; columns still pair up
+    assert.equal(eqs([[0.3], [0.1 + 0.2]], [[0.3], [0.3]]), true);
+    assert.equal(eqs([[0.3, "a"], [0.7, "b"]], [["b", 0.7000000000000001], ["a", 0.30000000000000004]]), true);
+    assert.equal(eqs([[0.3, 1], [0.3, 2]], [[0.30000000000000004, 1], [0.7, 2]]), false);
+    // float_digits 3: within 0.1%
+    assert.equal(eqs([[0.3]], [[0.3003]], at(3)), true);
+    assert.equal(eqs([[0.3]], [[0.302]], at(3)), false);
+  });
+  test("a text cannot pose as a tagged integer or blob: a text that starts with NUL is tagged itself", () => {
+    assert.equal(textCell("abc"), "abc");
+    assert.notEqual(textCell(`${INT_TAG}7`), intCell(2n ** 63n - 1n));
+    assert.notEqual(cellKey(textCell(`${INT_TAG}7`)), cellKey(7));
+    assert.notEqual(cellKey(textCell("\u0000blob:41")), cellKey(blobCell(Buffer.from("A"))));
+    assert.notEqual(cellKey(textCell("\u0000text:x")), cellKey(textCell("x")));
+    assert.notEqual(cellKey(textCell(String.fromCharCode(0, 0))), cellKey(textCell("\u0000")));
+    assert.equal(cellKey(textCell("\u0000a")), cellKey(textCell("\u0000a")));
   });
   test("ordered mismatch says so", async () => {
     const r = await compareResults([[1], [2]], [[2], [1]], { ...spider, ordered: true });
@@ -354,13 +397,13 @@ describe("double-quoted literals (SQLite's DQS rule) and exact integers", () => 
   test("integers beyond 2^53 compare exactly, as Python compares int and float", async () => {
     const big = (s: string) => intCell(BigInt(s));
     assert.equal(typeof big("9007199254740991"), "number");
-    assert.notEqual(cellKey(big("9223372036854775807"), 0), cellKey(big("9223372036854775806"), 0));
-    assert.notEqual(cellKey(big("9007199254740993"), 0), cellKey(9007199254740992, 0));
+    assert.notEqual(cellKey(big("9223372036854775807")), cellKey(big("9223372036854775806")));
+    assert.notEqual(cellKey(big("9007199254740993")), cellKey(9007199254740992));
     // 2^62 as an integer and as a real are one value; 2^63-1 is not the double 2^63
-    assert.equal(cellKey(big("4611686018427387904"), 12), cellKey(4611686018427387904, 12));
-    assert.notEqual(cellKey(big("9223372036854775807"), 12), cellKey(2 ** 63, 12));
+    assert.equal(cellKey(big("4611686018427387904")), cellKey(4611686018427387904));
+    assert.notEqual(cellKey(big("9223372036854775807")), cellKey(2 ** 63));
     // never equal to text spelling the same digits
-    assert.notEqual(cellKey(big("9223372036854775807"), 0), cellKey("9223372036854775807", 0));
+    assert.notEqual(cellKey(big("9223372036854775807")), cellKey("9223372036854775807"));
     assert.equal(await eq([[big("9223372036854775807"), 1]], [[1, big("9223372036854775807")]]), true);
     assert.equal(await eq([[big("9223372036854775807")]], [[big("9223372036854775806")]]), false);
     assert.equal(await eq([[big("-9223372036854775808")]], [[-(2 ** 63)]]), true);
@@ -510,7 +553,7 @@ describe("result digests (issue 35: a model result equal to the gold's comes bac
     { ...bird, rows: "bag", columnOrder: "any" },
     { rows: "set", ordered: true, columnOrder: "any", floatDigits: 3 },
   ];
-  test("two results have the same digest exactly when the comparison matches them in the gold's column order, and digestMatch gives its verdict", () => {
+  test("two results have the same digest exactly when the exact comparison (no float tolerance) matches them in the gold's column order; then the comparison under the rule matches them too, and digestMatch gives its verdict", () => {
     let seed = 5;
     const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) >> 8) % n;
     // values the rules tell apart or not: 1 and 1.0, '1' and 1, floats equal to 3 or 12 digits, NULL, big integers, blobs
@@ -539,10 +582,12 @@ describe("result digests (issue 35: a model result equal to the gold's comes bac
       const pred = near(gold);
       for (const o of rules) {
         const full = compareResultsSync(gold, pred, o);
-        const ownOrder = full.match && full.permutation === undefined;
+        const exact = compareResultsSync(gold, pred, { ...o, floatDigits: 0 });
+        const ownOrder = exact.match && exact.permutation === undefined;
         const equal = goldDigest(gold, o) === resultDigest(pred, digestRule(o));
-        assert.equal(equal, ownOrder, `${JSON.stringify(o)}\ngold ${JSON.stringify(gold)}\npred ${JSON.stringify(pred)}: ${full.reason}`);
+        assert.equal(equal, ownOrder, `${JSON.stringify(o)}\ngold ${JSON.stringify(gold)}\npred ${JSON.stringify(pred)}: ${exact.reason}`);
         if (equal) {
+          assert.ok(full.match && full.permutation === undefined, full.reason);
           assert.deepEqual(digestMatch(gold.length, pred.length, o), { match: full.match, reason: full.reason });
           same++;
         } else differ++;
@@ -561,7 +606,7 @@ describe("result digests (issue 35: a model result equal to the gold's comes bac
     // the form before: the header, then each sorted key length-prefixed, one update each
     const incremental = (rows: Cell[][], o: CompareOptions) => {
       const r = digestRule(o);
-      let keys = rows.map((row) => row.map((c) => cellKey(c, r.floatDigits)).map((k) => `${k.length}:${k}`).join(""));
+      let keys = rows.map((row) => row.map((c) => cellKey(c)).map((k) => `${k.length}:${k}`).join(""));
       if (!r.ordered) {
         keys.sort();
         if (r.rows === "set") keys = keys.filter((k, i) => i === 0 || k !== keys[i - 1]);

@@ -9,8 +9,10 @@
  *   matched up to a permutation (a query that selects `age, name` for `name, age` is right).
  *
  * Values compare as Python compares them in both: 1 == 1.0, NULL == NULL (None == None),
- * '1' != 1, text is case-sensitive. Non-integer numbers are rounded to `floatDigits`
- * significant digits first (0 = exact, as both evaluators do).
+ * '1' != 1, text is case-sensitive. With `floatDigits` d > 0, two numbers that are not both
+ * integers are equal when they differ by at most 10^-d of the larger in magnitude (float noise:
+ * 0.1+0.2 for 0.3); two integers always compare exactly, and d = 0 compares every number
+ * exactly, as both evaluators do (`goldNumbers`, `tolerantKey`).
  *
  * The comparison runs on the server's event loop, in bounded slices: its work is a generator
  * that pauses every few hundred rows, and `compareResults` hands the loop back (setImmediate)
@@ -30,7 +32,7 @@ export interface CompareOptions {
   ordered: boolean;
   /** "any": columns may come in another order (Spider test-suite); "strict": same order (BIRD). */
   columnOrder: "any" | "strict";
-  /** Significant digits non-integer numbers are rounded to before comparing; 0 compares exactly. */
+  /** Float tolerance: numbers (not both integers) within 10^-floatDigits of each other, relative, are equal; 0 compares exactly. */
   floatDigits: number;
 }
 
@@ -147,7 +149,7 @@ export function compareResultsSync(gold: Cell[][], pred: Cell[][], o: CompareOpt
 
 /** The digest rule of a comparison (src/sql/digest.ts): what the model's result is digested under. */
 export function digestRule(o: CompareOptions): DigestRule {
-  return { rows: o.rows, ordered: o.ordered, floatDigits: o.floatDigits };
+  return { rows: o.rows, ordered: o.ordered };
 }
 
 /** Gold digests, kept with the gold's rows array (the gold cache shares it) per rule: computed once a group. */
@@ -156,7 +158,7 @@ const goldDigestCache = new WeakMap<readonly Cell[][], Map<string, string>>();
 /** The gold result's digest under `o` (src/sql/digest.ts resultDigest), computed once per rows array and rule. */
 export function goldDigest(gold: Cell[][], o: CompareOptions): string {
   const rule = digestRule(o);
-  const key = `${rule.ordered ? "ordered" : rule.rows}:${rule.floatDigits}`;
+  const key = rule.ordered ? "ordered" : rule.rows;
   let byRule = goldDigestCache.get(gold);
   let d = byRule?.get(key);
   if (d === undefined) {
@@ -188,9 +190,10 @@ function* compare(gold: Cell[][], pred: Cell[][], o: CompareOptions): Work<Compa
   if (o.rows === "bag" || o.ordered) {
     if (gold.length !== pred.length) return { match: false, reason: `different number of rows: model ${pred.length}, gold ${gold.length}` };
   }
-  const keys = (r: Cell[]) => r.map((c) => cellKey(c, o.floatDigits));
   const plain = (r: string[]) => rowKey(r, null);
-  const { gk, gPlain } = yield* goldKeys(gold, o.floatDigits);
+  const tol = o.floatDigits > 0 ? 10 ** -o.floatDigits : 0;
+  const { gk, gPlain, numbers } = yield* goldKeys(gold, tol);
+  const keys = numbers ? (r: Cell[]) => r.map((c) => tolerantKey(c, numbers, tol)) : (r: Cell[]) => r.map((c) => cellKey(c));
   const pk = yield* mapRows(pred, keys);
   // The columns as they come first (strict order, and the common right answer under "any"):
   // one pass with hashed row keys, before any column pairing is tried.
@@ -213,20 +216,114 @@ function* compare(gold: Cell[][], pred: Cell[][], o: CompareOptions): Work<Compa
 }
 
 /**
- * A gold result's cell keys and row keys, per floatDigits, kept with the result (the gold cache
- * hands every item of a GRPO group the same rows array): computed once, not once per item.
+ * A gold result's numbers under a float tolerance `tol` (10^-float_digits), in groups: sorted and
+ * distinct, each in a group of numbers equal within the tolerance. Groups are formed from the
+ * smallest number up: a number joins the current group when it is within `tol` of the group's
+ * first (smallest) number, relative to the larger magnitude, and is not a second integer (two
+ * integers are never equal unless they are the same number); so a group spans at most `tol`.
+ * Every number of a group has the group's key (its smallest number's).
  */
-const goldKeyCache = new WeakMap<readonly Cell[][], Map<number, { gk: string[][]; gPlain: string[] }>>();
+interface GoldNumbers {
+  sorted: Float64Array;
+  /** The group of sorted[i]. */
+  group: Int32Array;
+  /** Each group's smallest and largest number, whether it holds an integer, and its key. */
+  min: number[];
+  max: number[];
+  hasInt: boolean[];
+  key: string[];
+  /** Each number's position in `sorted`. */
+  at: Map<number, number>;
+}
 
-function* goldKeys(gold: Cell[][], floatDigits: number): Work<{ gk: string[][]; gPlain: string[] }> {
-  let byDigits = goldKeyCache.get(gold);
-  const hit = byDigits?.get(floatDigits);
+/** a and b are within `tol` of each other, relative to the larger magnitude. */
+const within = (a: number, b: number, tol: number) => Math.abs(a - b) <= tol * Math.max(Math.abs(a), Math.abs(b));
+
+function goldNumbers(gold: Cell[][], tol: number): GoldNumbers {
+  const seen = new Set<number>();
+  for (const r of gold) for (const c of r) if (typeof c === "number" && Number.isFinite(c)) seen.add(c === 0 ? 0 : c);
+  const sorted = Float64Array.from(seen).sort();
+  const group = new Int32Array(sorted.length);
+  const min: number[] = [];
+  const max: number[] = [];
+  const hasInt: boolean[] = [];
+  const key: string[] = [];
+  const at = new Map<number, number>();
+  for (let i = 0; i < sorted.length; i++) {
+    const v = sorted[i];
+    const int = Number.isInteger(v);
+    const g = min.length - 1;
+    if (g >= 0 && within(v, min[g], tol) && !(int && hasInt[g])) {
+      max[g] = v;
+      hasInt[g] ||= int;
+    } else {
+      min.push(v);
+      max.push(v);
+      hasInt.push(int);
+      key.push(cellKey(v));
+    }
+    group[i] = min.length - 1;
+    at.set(v, i);
+  }
+  return { sorted, group, min, max, hasInt, key, at };
+}
+
+/**
+ * The key of a value under a float tolerance `tol`, given the gold's numbers in groups
+ * (goldNumbers): a gold number has its group's key; any other finite number the key of the group
+ * of the nearest gold number below or above it (the nearer that qualifies) when it is within
+ * `tol` of every number of that group (of its smallest and its largest) and is not an integer
+ * where the group holds one (two integers compare exactly, however large); anything else its own
+ * key. So a match found through these keys pairs every model number with a gold number within
+ * the tolerance. O(log n) a number (binary search).
+ */
+export function tolerantKey(c: Cell, n: GoldNumbers, tol: number): string {
+  if (typeof c !== "number" || !Number.isFinite(c)) return cellKey(c);
+  const i = n.at.get(c === 0 ? 0 : c);
+  if (i !== undefined) return n.key[n.group[i]];
+  const a = n.sorted;
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid] < c) lo = mid + 1;
+    else hi = mid;
+  }
+  const int = Number.isInteger(c);
+  let best = -1;
+  let bestGap = Infinity;
+  for (let j = lo - 1; j <= lo; j++) {
+    if (j < 0 || j >= a.length) continue;
+    const g = n.group[j];
+    const gap = Math.abs(a[j] - c);
+    if (gap < bestGap && !(int && n.hasInt[g]) && within(c, n.min[g], tol) && within(c, n.max[g], tol)) {
+      best = g;
+      bestGap = gap;
+    }
+  }
+  return best < 0 ? cellKey(c) : n.key[best];
+}
+
+/** The keys of a gold result's cells and rows under a float tolerance (0: exact), and its numbers in groups. */
+type GoldKeys = { gk: string[][]; gPlain: string[]; numbers: GoldNumbers | null };
+
+/**
+ * A gold result's keys, per float tolerance, kept with the result (the gold cache hands every
+ * item of a GRPO group the same rows array): computed once, not once per item.
+ */
+const goldKeyCache = new WeakMap<readonly Cell[][], Map<number, GoldKeys>>();
+
+function* goldKeys(gold: Cell[][], tol: number): Work<GoldKeys> {
+  let byTol = goldKeyCache.get(gold);
+  const hit = byTol?.get(tol);
   if (hit) return hit;
-  const gk = yield* mapRows(gold, (r) => r.map((c) => cellKey(c, floatDigits)));
+  const numbers = tol > 0 ? goldNumbers(gold, tol) : null;
+  const key = numbers ? (c: Cell) => tolerantKey(c, numbers, tol) : cellKey;
+  const gk = yield* mapRows(gold, (r) => r.map((c) => key(c)));
   const gPlain = yield* mapRows(gk, (r) => rowKey(r, null));
-  if (!byDigits) goldKeyCache.set(gold, (byDigits = new Map()));
-  const v = { gk, gPlain };
-  byDigits.set(floatDigits, v);
+  if (!byTol) goldKeyCache.set(gold, (byTol = new Map()));
+  const v = { gk, gPlain, numbers };
+  byTol.set(tol, v);
   return v;
 }
 

@@ -50,7 +50,8 @@ export const SqlOptions = Type.Object(
       minimum: 0,
       maximum: 17,
       default: 12,
-      description: "significant digits non-integer numbers are rounded to before comparing; 0 = exact (BIRD, Spider)",
+      description:
+        "float tolerance: two numbers, not both integers, are equal when they differ by at most 10^-float_digits of the larger in magnitude; two integers always compare exactly; 0 = every number exact (BIRD, Spider)",
     }),
     weights: Type.Optional(
       Type.Object(

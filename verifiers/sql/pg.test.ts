@@ -112,6 +112,22 @@ async function suite(c: pg.Client) {
       assert.equal(gold.status, "error");
       assert.equal(gold.reward, null);
     });
+    test("probe defects on PostgreSQL: `;` then a comment, statement words as names, a bytea is no text, the float tolerance", async () => {
+      const q = "SELECT count(*) FROM singer";
+      const rs = await batch([
+        item(q + ";\n-- counts the singers", q),
+        item(q + "; /* done */", q),
+        item(q + "; -- x\nDELETE FROM singer", q),
+        item("SELECT count(*) AS merge FROM singer", q),
+        item("SELECT 1 AS grant, 2 AS revoke, 3 AS truncate, 4 AS attach, 5 AS pragma, 6 AS vacuum", "SELECT 1, 2, 3, 4, 5, 6"),
+        item("SELECT '\\x41'", "SELECT '\\x41'::bytea"),
+        item("SELECT 'A'::bytea", "SELECT '\\x41'::bytea"),
+        item("SELECT 1234567890120.0::float8", "SELECT 1234567890123.45::float8"),
+        item("SELECT 0.1::float8 + 0.2::float8", "SELECT 0.3::float8"),
+      ]);
+      assert.deepEqual(rs.map((r) => r.reward), [1, 1, 0, 1, 1, 0, 1, 0, 1], JSON.stringify(rs.map((r) => r.reason)));
+      assert.equal(await checksum(c), sum0);
+    });
     test("GET /databases describes it", async () => {
       const res = await request(app).get("/databases/concert_pg");
       assert.equal(res.status, 200);

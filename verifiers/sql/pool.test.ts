@@ -86,7 +86,7 @@ test(`a task that runs past ${STEAL_MS} ms but ends by itself keeps its answer; 
 
 /** A gold kept in a process with its rows left there (`stay`), and model queries digested against it there (`held`). */
 const GOLD = "SELECT name, age FROM singer WHERE country = 'France' /* affinity */";
-const rule = { rows: "bag" as const, ordered: false, floatDigits: 12 };
+const rule = { rows: "bag" as const, ordered: false };
 const held = (sql: string, affinity: string | undefined, gold = GOLD) =>
   pool.query(
     { kind: "query", path: fx.path, version: "v1", sql, maxRows: 10_000, maxBytes: 1 << 22, digest: { ...rule, of: gold, maxRows: 4_096, held: true } },

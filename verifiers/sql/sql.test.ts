@@ -216,6 +216,101 @@ describe("failures: the model's (reward 0) and ours (null)", () => {
   });
 });
 
+describe("reward defects a probe against the reference scorers found (each was a false positive or a false negative)", () => {
+  const Q = "SELECT count(*) FROM singer";
+  const rewards = async (pairs: [string, string, Record<string, unknown>?][]) => {
+    const res = await request(app).post("/reward/batch").send({ items: pairs.map(([r, g, o]) => ({ verifier: "sql", ...item(r, g, o) })) });
+    assert.equal(res.status, 200);
+    return res.body.results as { reward: number | null; status: string; reason: string; details: Record<string, any> }[];
+  };
+  test("a truncated completion is not paid for a draft inside an unclosed <think> or <reasoning>", async () => {
+    const rs = await rewards([
+      ["<think>Let me try:\n```sql\n" + Q + "\n```\nHmm, wait, maybe I should", Q],
+      ["<reasoning>draft:\n```sql\n" + Q + "\n```\nbut", Q],
+      ["<think>first</think>\n```sql\nSELECT 1\n```\n<think>on second thought:\n```sql\n" + Q + "\n```\nor", Q],
+      ["<think>ok</think>\n```sql\n" + Q + "\n```", Q],
+    ]);
+    assert.deepEqual(rs.map((r) => [r.status, r.reward]), [["ok", 0], ["ok", 0], ["ok", 0], ["ok", 1]]);
+    assert.match(rs[0].reason, /no SQL found/);
+  });
+  test("a `;` followed only by a comment ends the one statement; anything after it is still a second statement", async () => {
+    const rs = await rewards([
+      [Q + ";\n-- counts the singers", Q],
+      [Q + "; /* done */", Q],
+      [Q + ";; -- done\n;", Q],
+      [Q + "; -- done\nDROP TABLE singer", Q],
+    ]);
+    assert.deepEqual(rs.map((r) => r.reward), [1, 1, 1, 0]);
+    assert.match(rs[3].reason, /more than one statement/);
+    assert.equal(sha256(fx.path), sum0);
+  });
+  test("merge, grant, revoke, truncate, attach, detach, pragma, vacuum are legal SQLite names", async () => {
+    const words = ["merge", "grant", "revoke", "truncate", "attach", "detach", "pragma", "vacuum"];
+    const rs = await rewards([
+      ["SELECT count(*) AS merge FROM singer", Q],
+      [`SELECT ${words.join(", ")} FROM (SELECT ${words.map((w, i) => `${i} AS ${w}`).join(", ")})`, `SELECT ${words.map((_, i) => i).join(", ")}`],
+      ["SELECT name FROM singer AS pragma WHERE pragma.age > 40", "SELECT name FROM singer WHERE age > 40"],
+    ]);
+    assert.deepEqual(rs.map((r) => [r.reward, r.reason]), rs.map((r) => [1, r.reason]));
+    // the statements themselves still cannot run: behind a WITH the lexer lets them through, SQLite refuses them
+    const evil = "/tmp/assay-sql-evil-words.sqlite";
+    const hostile = await rewards([
+      ["WITH x AS (SELECT 1) PRAGMA query_only = 0", Q],
+      [`WITH x AS (SELECT 1) ATTACH DATABASE '${evil}' AS evil`, Q],
+      [`WITH x AS (SELECT 1) VACUUM INTO '${evil}'`, Q],
+      ["WITH x AS (SELECT 1) DETACH DATABASE main", Q],
+      ["SELECT 1 AS pragma; PRAGMA query_only = 0", Q],
+    ]);
+    assert.deepEqual(hostile.map((r) => [r.status, r.reward]), hostile.map(() => ["ok", 0]));
+    assert.equal(existsSync(evil), false);
+    assert.equal(sha256(fx.path), sum0);
+  });
+  test("a text value cannot pose as a tagged integer or blob", async () => {
+    const rs = await rewards([
+      ["SELECT char(0)||'int:'||count(*) FROM singer", Q],
+      ["SELECT char(0)||'int:'||age FROM singer WHERE age IS NOT NULL", "SELECT age FROM singer WHERE age IS NOT NULL"],
+      ["SELECT char(0)||'blob:41'", "SELECT x'41'"],
+      ["SELECT char(0)||'text:'||char(0)||'blob:41'", "SELECT char(0)||'blob:41'"],
+      ["SELECT x'41'", "SELECT x'41'"],
+      ["SELECT char(0)||'int:7'", "SELECT char(0)||'int:'||count(*) FROM singer"],
+      ["SELECT 'A'", "SELECT x'41'"],
+    ]);
+    assert.deepEqual(rs.map((r) => r.reward), [0, 0, 0, 0, 1, 1, 0]);
+  });
+  test("fenced blocks: a stray ``` in prose, four backticks, another tag", async () => {
+    const rs = await rewards([
+      ["I'll use a ``` block.\n```sql\n" + Q + "\n```", Q],
+      ["````sql\n" + Q + "\n````", Q],
+      ["```mysql\n" + Q + "\n```", Q],
+      ["```sql title=x\n" + Q + "\n```", Q],
+      ["```sql\n" + Q + "\n```\nNo <answer> tag needed.", Q],
+    ]);
+    assert.deepEqual(rs.map((r) => [r.reward, r.details.extracted_from]), [[1, "sql_block"], [1, "sql_block"], [1, "code_block"], [1, "sql_block"], [1, "sql_block"]]);
+  });
+  test("float_digits is a relative tolerance: large non-integers are not bucketed, integers stay exact, noise still matches", async () => {
+    const big = "SELECT 1234567890123.45";
+    const rs = await rewards([
+      ["SELECT 1234567890120.0", big],
+      ["SELECT 1234567890119.6", big],
+      ["SELECT 1234567890123.4500001", big],
+      ["SELECT 1.0", "SELECT 1"],
+      ["SELECT 0.1 + 0.2", "SELECT 0.3"],
+      ["SELECT 0.1 + 0.2", "SELECT 0.3", { float_digits: 0 }],
+      ["SELECT 1000000000001", "SELECT 1000000000000"],
+      ["SELECT 2.9999999999999996", "SELECT 3"],
+      ["SELECT 0.3 UNION ALL SELECT 0.3", "SELECT 0.3 UNION ALL SELECT 0.1 + 0.2"],
+      ["SELECT 0.3001", "SELECT 0.3", { float_digits: 3 }],
+      ["SELECT 0.302", "SELECT 0.3", { float_digits: 3 }],
+    ]);
+    assert.deepEqual(rs.map((r) => r.reward), [0, 0, 1, 1, 1, 0, 0, 1, 1, 1, 0]);
+  });
+  test("a result equal to the gold's only within the tolerance has another digest, and is compared on its rows (a GRPO group)", async () => {
+    const gold = "SELECT 0.3 AS x /* tolerance group */";
+    const rs = await rewards(Array.from({ length: 8 }, (_, i): [string, string] => [i % 2 ? "SELECT 0.1 + 0.2" : "SELECT 0.3", gold]));
+    assert.deepEqual(rs.map((r) => r.reward), [1, 1, 1, 1, 1, 1, 1, 1]);
+  });
+});
+
 describe("partial rewards (Reasoning-SQL)", () => {
   test("default reward is execution match alone; the parts are in details", async () => {
     const r = await score(item("SELECT name FROM singer WHERE age >= 30", "SELECT name FROM singer WHERE age > 30"));
