@@ -16,7 +16,7 @@ export const Part = Type.Object(
     reference: Type.Optional(Type.Unknown({ description: "the part's reference; absent: the combination's shared reference" })),
     options: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     weight: Type.Optional(Type.Number({ minimum: -1000, maximum: 1000, description: "sum/mean weight (default 1)" })),
-    optional: Type.Optional(Type.Boolean({ description: "an error in this part is left out instead of making the whole an error" })),
+    optional: Type.Optional(Type.Boolean({ description: "an error in this part is left out instead of making the whole an error (a gate part's error only when another gate failed)" })),
     gate: Type.Optional(Type.Boolean({ description: "aggregate gate: this part must pass for the others to count" })),
     name: Type.Optional(Type.String({ maxLength: 100, description: "label in details" })),
   },
@@ -109,18 +109,36 @@ export async function scoreCombination(
   if (gates.length) {
     const g = await Promise.all(gates.map((i) => run(parts[i], i)));
     gates.forEach((i, k) => (results[i] = { ...g[k], gate: true }));
+    // A gate that could not be scored (error: our machinery, not the completion) is never passed
+    // over, optional or not: the others count only when every gate was scored and passed. An
+    // optional gate's error is left out only where it changes nothing, i.e. another gate was
+    // scored and failed (then gate_fail_reward stands); otherwise the item is null.
+    let unscored: number | null = null;
     for (const i of gates) {
       const r = results[i];
-      if (r.status === "error" && !r.optional) return errorOf(parts, i, r, results, opts);
-      if (r.status === "ok" && (r.reward as number) < opts.gate_threshold) {
+      if (r.status !== "ok") {
+        if (!r.optional) return errorOf(parts, i, r, results, opts);
+        unscored ??= i;
+      } else if ((r.reward as number) < opts.gate_threshold) {
         gateFailed ??= `${labelOf(parts[i], i)} did not pass (${r.reward} < ${opts.gate_threshold}): ${r.reason}`;
       }
+    }
+    if (!gateFailed && unscored !== null) {
+      const r = results[unscored];
+      const all = parts.map((p, k) => results[k] ?? skipped(p));
+      return {
+        reward: null,
+        reason: `${labelOf(parts[unscored], unscored)} failed: ${r.reason} (a gate that could not be scored lets nothing through, even when optional)`,
+        details: detailsOf(opts, all),
+      };
     }
   }
   const rest = parts.map((_, i) => i).filter((i) => !gates.includes(i));
   if (gateFailed) {
     for (const i of rest) results[i] = skipped(parts[i]);
-    return { reward: opts.gate_fail_reward, reason: `gate: ${gateFailed}`, details: detailsOf(opts, results) };
+    const left = gates.filter((i) => results[i].status !== "ok").length;
+    const note = left ? ` (${left} optional gate part${left === 1 ? "" : "s"} failed to score and left out)` : "";
+    return { reward: opts.gate_fail_reward, reason: `gate: ${gateFailed}${note}`, details: detailsOf(opts, results) };
   }
   const done = await Promise.all(rest.map((i) => run(parts[i], i)));
   rest.forEach((i, k) => (results[i] = done[k]));

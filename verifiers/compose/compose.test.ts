@@ -107,6 +107,25 @@ describe("combine: aggregations", () => {
     assert.equal(gateErr.status, "error");
   });
 
+  test("gate: an optional gate that errors lets nothing through (null), unless another gate failed", async () => {
+    // Before: the errored optional gate was skipped as if it had passed, and the others counted.
+    const lone = await score({ verifier: "combine", reference: [failing({ gate: true, optional: true }), c(1)], options: { aggregate: "gate" } });
+    assert.equal(lone.status, "error", lone.reason);
+    assert.equal(lone.reward, null);
+    assert.match(lone.reason, /part 0 \(test-const\) failed: judge unreachable/);
+    assert.deepEqual((lone.details as any).parts.map((p: any) => p.status), ["error", "skipped"]);
+    const withPassing = await score({ verifier: "combine", reference: [c(1, { gate: true }), failing({ gate: true, optional: true }), c(0.5)], options: { aggregate: "gate" } });
+    assert.equal(withPassing.status, "error", "another gate passing does not stand in for one that was not scored");
+    assert.equal(withPassing.reward, null);
+    const withFailing = await score({ verifier: "combine", reference: [failing({ gate: true, optional: true }), c(0, { gate: true }), c(0.5)], options: { aggregate: "gate", gate_fail_reward: -1 } });
+    assert.equal(withFailing.status, "ok", "a scored gate failed: the outcome does not depend on the unscored one");
+    assert.equal(withFailing.reward, -1);
+    assert.match(withFailing.reason, /1 optional gate part failed to score/);
+    // An optional non-gate part is still left out as before.
+    const rest = await score({ verifier: "combine", reference: [c(1, { gate: true }), c(0.5), failing({ optional: true })], options: { aggregate: "gate" } });
+    assert.equal(rest.reward, 0.5);
+  });
+
   test("a 1 MB response through a combination scores fast", async () => {
     const big = "Paris ".repeat(170_000);
     const item = { verifier: "combine", response: big, reference: [{ verifier: "exact", reference: "paris" }, { verifier: "length", options: { unit: "chars", max_length: 4096, cache_length: 512 } }] };
@@ -257,6 +276,30 @@ describe("length (DAPO, band)", () => {
     const text = "The quick brown fox, jumping over 12 lazy dogs.\n\n".repeat(200) + "déjà vu 😀 ".repeat(50);
     assert.deepEqual(countTokensUpTo(countTokens, text, 1e9), { n: countTokens(text), exact: true });
     assert.deepEqual(countChars("ab😀", 10), { n: 3, exact: true });
+  });
+
+  test("special-token text (<|endoftext|>, <|im_start|>) is counted as ordinary text, never an error", async () => {
+    // gpt-tokenizer's default throws "Disallowed special token found": the part was null, and an
+    // optional length part was left out of a combine, so the DAPO penalty could be dodged.
+    for (const tok of ["<|endoftext|>", "<|im_start|>", "<|endofprompt|>", "<|im_end|>"]) {
+      const r = await len(`hello ${tok} world`, { mode: "band", max: 100 });
+      assert.equal(r.status, "ok", `${tok}: ${r.reason}`);
+      assert.ok((r.details as any).length > 3, `${tok} is several ordinary tokens, not one special one`);
+    }
+    for (const tok of ["<|endoftext|>", "<|im_start|>"]) {
+      for (const tokenizer of ["o200k_base", "cl100k_base", "p50k_base", "r50k_base"]) {
+        const r = await len(tok.repeat(50), { tokenizer, max_length: 50, cache_length: 10 });
+        assert.equal(r.status, "ok", `${tokenizer}: ${r.reason}`);
+        assert.equal(r.reward, -1, tokenizer);
+      }
+    }
+    const parts = [{ verifier: "exact", options: { extract: "answer_tag" } }, { verifier: "length", options: { mode: "dapo", max_length: 50, cache_length: 10 }, optional: true }];
+    const filler = " lorem ipsum".repeat(60);
+    for (const prefix of ["", "<|endoftext|>", "<|im_start|>assistant\n"]) {
+      const r = await score({ verifier: "combine", response: `${prefix}<answer>paris</answer>${filler}`, reference: { reference: "paris", parts } });
+      assert.equal(r.status, "ok", r.reason);
+      assert.equal(r.reward, 0, `${JSON.stringify(prefix)}: the overlong penalty still applies (${r.reason})`);
+    }
   });
 
   test("options that do not make sense are invalid", async () => {

@@ -12,6 +12,9 @@
  *
  * Tokens come from gpt-tokenizer (pure JS; the BPE ranks ship in the package, nothing is
  * downloaded). Counting stops once it passes the largest length that changes the reward.
+ * Special-token text the completion writes (`<|endoftext|>`, `<|im_start|>`) is counted as the
+ * ordinary text it is (tiktoken's `disallowed_special=()`), never an error: the library's default
+ * throws on it, which made the part null and let an optional length penalty drop out.
  */
 import { Type, type Static } from "@sinclair/typebox";
 import { InvalidItemError, MachineryError } from "../../src/core/types.js";
@@ -22,18 +25,21 @@ export const TOKENIZERS = ["o200k_base", "cl100k_base", "p50k_base", "r50k_base"
 type Tokenizer = (typeof TOKENIZERS)[number];
 
 type Counter = (s: string) => number;
+type EncodeOptions = { disallowedSpecial?: Set<string> };
+/** No special token is recognised or refused: `<|endoftext|>` is encoded as ordinary text. */
+const ORDINARY: EncodeOptions = Object.freeze({ disallowedSpecial: new Set<string>() });
 const loaded = new Map<Tokenizer, Promise<Counter>>();
 function counter(name: Tokenizer): Promise<Counter> {
   let p = loaded.get(name);
   if (!p) {
     // One literal import per encoding so bundlers and tsc see each; nothing is fetched.
-    const imports: Record<Tokenizer, () => Promise<{ countTokens: Counter }>> = {
+    const imports: Record<Tokenizer, () => Promise<{ countTokens: (s: string, o?: EncodeOptions) => number }>> = {
       o200k_base: () => import("gpt-tokenizer/encoding/o200k_base"),
       cl100k_base: () => import("gpt-tokenizer/encoding/cl100k_base"),
       p50k_base: () => import("gpt-tokenizer/encoding/p50k_base"),
       r50k_base: () => import("gpt-tokenizer/encoding/r50k_base"),
     };
-    p = imports[name]().then((m) => m.countTokens);
+    p = imports[name]().then((m) => (s: string) => m.countTokens(s, ORDINARY));
     p.catch(() => loaded.delete(name));
     loaded.set(name, p);
   }
