@@ -43,14 +43,14 @@ export const TrajectoryOptions = Type.Object(
   {
     format: Type.Union([Type.Literal("auto"), Type.Literal("messages"), Type.Literal("text")], {
       default: "auto",
-      description: "messages: response is a JSON array of chat messages; text: tool results in <tool_response> blocks; auto: messages when the response is a JSON array",
+      description: "messages: response is a JSON array of chat messages; text: tool results in <tool_response> blocks; auto: messages when the response is a JSON array holding an object, else text",
     }),
     penalty: Type.Union([Type.Literal("ratio"), Type.Literal("count")], { default: "ratio", description: "ratio: weight x errors / tool calls (rStar2-Agent's error ratio); count: weight x errors" }),
     weight: Type.Number({ default: 0.5, minimum: 0, description: "penalty per unit (the whole ratio, or one error)" }),
     max_penalty: Type.Number({ default: 1, minimum: 0, description: "the penalty never exceeds this" }),
     when: Type.Union([Type.Literal("correct"), Type.Literal("always")], { default: "correct", description: "correct: only a rollout whose answer reaches correct_at is penalised (as RoC only filters correct rollouts); always: every rollout" }),
     correct_at: Type.Number({ default: 1, description: "answer reward at or above which the rollout counts as correct" }),
-    floor: Type.Number({ default: 0, description: "the reward never goes below this" }),
+    floor: Type.Number({ default: 0, description: "the penalty never takes the reward below this (nor below the answer reward, if that is lower already)" }),
     error_pattern: Type.String({ default: DEFAULT_ERROR_PATTERN, minLength: 1, maxLength: 1000, description: "RE2, case-insensitive: a tool result whose text matches is an error" }),
     no_tool_calls: Type.Number({ default: 0, minimum: 0, maximum: 1, description: "error ratio given to a rollout with no tool calls (rStar2-Agent's RoC uses 0.5 to rank such rollouts)" }),
     max_turns: Type.Integer({ default: 1000, minimum: 1, maximum: 100_000, description: "a rollout with more messages (or tool responses) than this scores 0" }),
@@ -114,15 +114,26 @@ function flagged(m: Record<string, unknown>): boolean {
 
 export function parseTrajectory(response: string, o: Pick<Options, "format" | "error_pattern" | "max_turns">): Parsed {
   const re = compile(o.error_pattern);
+  const auto = o.format === "auto";
   const looksJson = /^\s*\[/.test(response);
   const format = o.format === "auto" ? (looksJson ? "messages" : "text") : o.format;
   if (format === "text") return parseText(response, re, o.max_turns);
+  // Refused before JSON.parse walks it (V8 takes ~0.35 µs a level). Under auto too: no ordinary
+  // text nests brackets this deep, and reading a deep messages rollout as text would not count
+  // its tool errors.
   if (jsonDepth(response, MAX_DEPTH) > MAX_DEPTH) throw new Unscorable(`the rollout's JSON is nested deeper than ${MAX_DEPTH} levels`);
   let messages: unknown;
   try {
     messages = JSON.parse(response);
   } catch (e) {
+    // auto: not JSON, so not a messages rollout ("[Step 1] ..."): the text form, as any other text.
+    if (auto) return parseText(response, re, o.max_turns);
     throw new Unscorable(`the rollout is not valid JSON (format messages): ${(e as Error).message.slice(0, 200)}`);
+  }
+  // auto: a JSON array with no object in it ("[1, 2, 3]", "[]") is an answer written as text, not
+  // a chat transcript (one with some objects stays messages, and a bad message scores 0).
+  if (auto && Array.isArray(messages) && !messages.some((m) => m !== null && typeof m === "object" && !Array.isArray(m))) {
+    return parseText(response, re, o.max_turns);
   }
   if (!Array.isArray(messages)) throw new Unscorable("the rollout (format messages) must be a JSON array of chat messages");
   if (messages.length > o.max_turns) throw new Unscorable(`the rollout has ${messages.length} messages, over max_turns (${o.max_turns})`);
@@ -199,7 +210,9 @@ export const trajectory = defineVerifier({
     const correct = answerReward >= o.correct_at;
     const { errors, ratio, penalty } = toolPenalty(tools, o);
     const applied = o.when === "always" || correct ? penalty : 0;
-    const reward = Math.max(o.floor, answerReward - applied);
+    // The floor bounds only what the penalty takes away: a negative answer reward (RLCR's
+    // -0.64, patch's -1) is kept as is when no penalty applies, and never raised by the floor.
+    const reward = applied > 0 ? Math.max(Math.min(o.floor, answerReward), answerReward - applied) : answerReward;
     const failed = tools.filter((t) => t.error);
     const details = {
       format,

@@ -51,6 +51,29 @@ describe("trajectory: messages", () => {
     assert.equal(always.reward, -0.5);
   });
 
+  test("the floor bounds only the penalty: a negative answer reward passes through unchanged", async () => {
+    // Before: max(floor, answer - applied) raised every negative answer reward to the floor (0),
+    // penalty or not: RLCR's -0.64 and patch's -1 became 0.
+    const rollout = JSON.stringify([user("q"), assistant("", call), tool("Error: boom"), assistant("final")]);
+    const cal = { verifier: "calibrated", reference: { verifier: "exact", reference: "paris" } };
+    const wrong = JSON.stringify([user("q"), assistant("london <confidence>0.8</confidence>")]);
+    let r = await score(wrong, {}, cal);
+    assert.equal(r.status, "ok", r.reason);
+    assert.ok(Math.abs((r.reward as number) + 0.64) < 1e-12, `RLCR's -0.64 kept, got ${r.reward}`);
+    const noPatch = { verifier: "patch", reference: "--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n" };
+    r = await score(rollout, {}, noPatch);
+    assert.equal(r.reward, -1, "patch's -1 for no patch is kept (no penalty applies: the answer is not correct)");
+    // When a penalty applies, it stops at the floor, but never lifts a reward already below it.
+    r = await score(rollout, { when: "always" }, noPatch);
+    assert.equal(r.reward, -1);
+    r = await score(rollout, { when: "always", weight: 1, floor: -1.5 }, cal);
+    assert.equal(r.reward, -1.5, "missing confidence and wrong: -1, less 1 = -2, floored at -1.5");
+    r = await score(rollout, { when: "always", weight: 1, floor: -1.2 }, { verifier: "exact", reference: "final" });
+    assert.equal(r.reward, 0, "correct: 1 less 1 = 0, above the floor");
+    r = await score(JSON.stringify([assistant("", call), tool("error"), assistant("\\boxed{41}")]), { when: "always" });
+    assert.equal(r.reward, 0, "0 less 0.5, floored at 0");
+  });
+
   test("a trainer's error flag counts whatever the text says; MCP content parts are read as text", async () => {
     const r = await score(JSON.stringify([assistant("", call), tool("all fine", { is_error: true }), assistant("", call), tool([{ type: "text", text: "ValueError: bad" }]), assistant("", call), tool([{ type: "text", text: "7" }]), assistant("\\boxed{42}")]));
     assert.equal(r.details.tool_errors, 2);
@@ -94,6 +117,24 @@ describe("trajectory: text (rStar2-Agent's template)", () => {
     assert.equal(r.details.tool_calls, 2);
     assert.equal(r.details.tool_errors, 1);
     assert.equal(r.reward, 0.75);
+  });
+
+  test("auto: a text that opens with '[' but is not JSON (or is a JSON array of no objects) is read as text", async () => {
+    // Before: parsed as messages and scored 0 "unscorable: not valid JSON".
+    const text = "[Step 1] compute 6*7 <tool_response>42</tool_response> so \\boxed{42}";
+    const r = await score(text);
+    assert.equal(r.status, "ok", r.reason);
+    assert.equal(r.details.format, "text");
+    assert.equal(r.details.tool_calls, 1);
+    assert.equal(r.reward, 1);
+    const failed = await score("[Step 1] <tool_response>NameError</tool_response><tool_response>42</tool_response> \\boxed{42}");
+    assert.equal(failed.reward, 0.75, "tool errors in the text form are still counted");
+    const list = await score("[1, 2, 3]", {}, { verifier: "exact", reference: "[1, 2, 3]" });
+    assert.equal(list.details.format, "text");
+    assert.equal(list.reward, 1);
+    // Told "messages", a non-JSON rollout is still unscorable; a real messages rollout is unchanged.
+    assert.match((await score(text, { format: "messages" })).reason, /not valid JSON/);
+    assert.equal((await score(JSON.stringify([assistant("", call), tool("error"), assistant("\\boxed{42}")]))).details.format, "messages");
   });
 
   test("the error ratio equals rStar2-Agent's error_ratio on 300 generated rollouts (roc-cases.json, by roc_cases.py)", () => {
