@@ -5,6 +5,9 @@ import { InvalidItemError } from "../../src/core/types.js";
 import { afterThink } from "../../src/core/completion.js";
 import { oracleFiles, searchReplaceReward, unifiedDiffReward, type PatchReward } from "./swerl.js";
 
+/** Characters of search/replace application allowed per comparison step of max_compare_steps. */
+export const APPLY_CHARS_PER_STEP = 16;
+
 const Files = Type.Record(Type.String({ maxLength: 4096 }), Type.String({ maxLength: 1_000_000 }), { description: "path -> file content" });
 
 export const patch = defineVerifier({
@@ -30,7 +33,7 @@ export const patch = defineVerifier({
       }),
       max_compare_steps: Type.Integer({
         default: 1_000_000, minimum: 1, maximum: 1_000_000_000,
-        description: "work budget of one SequenceMatcher comparison; a file past it counts similarity 0",
+        description: "work budget of one SequenceMatcher comparison; a file past it counts similarity 0 (applying search/replace edits may read and copy 16 characters a step, all edits together; past that the reward is -1)",
       }),
     },
     { additionalProperties: false },
@@ -42,7 +45,9 @@ export const patch = defineVerifier({
       return { reward: -1, reason: `completion longer than max_response_chars (${item.response.length} > ${o.max_response_chars})`, details: {} };
     }
     let r: PatchReward;
-    const limits = { steps: o.max_compare_steps, chars: o.max_change_chars };
+    // Applying edits costs ~4 ns a character read and copied, a comparison step ~20-40 ns: the
+    // same budget, counted as 16 characters a step (default 16M, about 70 ms).
+    const limits = { steps: o.max_compare_steps, chars: o.max_change_chars, applyChars: APPLY_CHARS_PER_STEP * o.max_compare_steps };
     if (typeof ref === "string") {
       let files: number;
       try {

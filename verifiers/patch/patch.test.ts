@@ -86,6 +86,56 @@ describe("limits", () => {
   });
 });
 
+describe("search/replace that multiplies a file (an empty SEARCH is \"\\n\", replaced everywhere)", () => {
+  // 3,000 lines; an empty SEARCH with a 20 KB REPLACE made a ~60 MB file (seconds of CPU, the
+  // event loop blocked), 200 KB an "Invalid string length" error (null). The length is now known
+  // before the file is built, and a file past 2·|old| + max_change_chars counts similarity 0.
+  const file = Array.from({ length: 3000 }, (_, i) => `    value_${i} = compute(${i})`).join("\n") + "\n";
+  const ref = { code_context: { "m.py": file }, oracle_new_content: { "m.py": file.replace("compute(7)", "compute(8)") } };
+  const edit = (s: string, r: string, path = "m.py") => "```python\n### " + path + "\n<<<<<<< SEARCH\n" + s + "\n=======\n" + r + "\n>>>>>>> REPLACE\n```";
+  const sol = (...blocks: string[]) => "<think>t</think><solution>" + blocks.join("\n") + "</solution>";
+  for (const n of [20_000, 200_000]) {
+    test(`an empty SEARCH with a ${n / 1000} KB REPLACE: similarity 0, in bounded CPU, never null`, async () => {
+      const { out, ms } = await fastest(() => run(sol(edit("", "#".repeat(n))), ref), { giveUp: 2000 });
+      assert.equal(out.reward, 0, out.reason);
+      const sims = out.details!.similarities as { over_budget?: boolean; pred_chars: number }[];
+      assert.equal(sims[0].over_budget, true);
+      assert.ok(sims[0].pred_chars > 65_536);
+      assert.ok(ms < 50, `${ms.toFixed(1)} ms of CPU`);
+    });
+  }
+  test("an edit of the file after it grew past the cap cannot be checked: -1 (SWE-RL: -1 or near 0)", async () => {
+    const out = await run(sol(edit("", "#".repeat(20_000)), edit("    value_7 = compute(7)", "    value_7 = compute(8)")), ref);
+    assert.equal(out.reward, -1, out.reason);
+    assert.match(out.reason, /cannot be checked/);
+    // Identical SEARCH and REPLACE is still caught after the cap.
+    assert.equal((await run(sol(edit("", "#".repeat(20_000)), edit("x", "x")), ref)).reward, -1);
+  });
+  test("under the cap, a replace-all that grows the file is applied as before", async () => {
+    const out = await run(sol(edit("    value_7 = compute(7)", "    value_7 = compute(8)")), ref);
+    assert.equal(out.reward, 1, out.reason);
+    // "\n    value_29" starts 111 lines (29, 290-299, 2900-2999): every one is replaced.
+    const grown = await run(sol(edit("    value_29", "    value_29_renamed")), ref);
+    assert.equal(typeof grown.reward, "number");
+    assert.ok(grown.reward! > 0 && grown.reward! < 0.5, grown.reason);
+    const sim = (grown.details!.similarities as { over_budget?: boolean; pred_chars: number }[])[0];
+    assert.equal(sim.over_budget, undefined);
+    assert.ok(sim.pred_chars > 111 * 2 * 20, "all 111 lines changed");
+  });
+  test("many edits of a large file: the work of applying them is bounded (-1 past it)", async () => {
+    // Each edit reads and copies its file: 300 edits of ~1 MB took ~1.3 s of CPU.
+    const big = Array.from({ length: 30_500 }, (_, i) => `    value_${i} = compute(${i})`).join("\n") + "\n";
+    const bigRef = { code_context: { "m.py": big }, oracle_new_content: { "m.py": big.replace("compute(7)", "compute(8)") } };
+    const edits = Array.from({ length: 300 }, (_, k) => edit(`    value_${30_000 - k} = compute(${30_000 - k})`, `    value_${30_000 - k} = compute(0)`));
+    const { out, ms } = await fastest(() => run(sol(...edits), bigRef), { giveUp: 2000 });
+    assert.equal(out.reward, -1, out.reason);
+    assert.match(out.reason, /characters of work/);
+    assert.ok(ms < 300, `${ms.toFixed(1)} ms of CPU`);
+    // A few edits of the same file are applied and compared as usual.
+    assert.equal((await run(sol(edit("    value_7 = compute(7)", "    value_7 = compute(8)")), bigRef)).reward, 1);
+  });
+});
+
 describe("over HTTP", () => {
   test("/reward/batch with both forms", async () => {
     const { app } = await testApp();

@@ -21,10 +21,14 @@ import { pairedFences } from "../../src/core/completion.js";
 
 export class FormatError extends Error {}
 
-/** Work limits: steps for one file's comparison, characters of one file's normalised change. */
+/**
+ * Work limits: steps for one file's comparison, characters of one file's normalised change, and
+ * characters read and copied applying search/replace edits (all edits together).
+ */
 export interface Limits {
   steps: number;
   chars: number;
+  applyChars?: number;
 }
 
 const asLimits = (l: number | Limits): Limits => (typeof l === "number" ? { steps: l, chars: Infinity } : l);
@@ -108,19 +112,95 @@ export function parseSearchReplace(text: string): Map<string, [string, string][]
   return out;
 }
 
-/** SWE-RL's `apply_code_change` (Python's `str.replace` replaces every occurrence). */
-export function applyCodeChange(context: Record<string, string>, edits: Map<string, [string, string][]>): Map<string, string> {
+/**
+ * The longest a file's content may grow to (its "\n"-prefixed working copy) while edits are
+ * applied, for an original of `originalLength` characters and `maxChange` (max_change_chars).
+ * Past it the normalised change cannot be within `maxChange`: every line of the new file outside
+ * difflib's equal blocks is printed as "+line", and the equal blocks hold at most 2·|old| + 1
+ * characters of it (lines and terminators), so the change is at least |new| − 2·|old| − 2 long.
+ * Such a file counts similarity 0 uncompared, as compareChanges would score it, without the
+ * content ever being built (an empty SEARCH is "\n", which replace-all puts after every line).
+ * HARD_CAP keeps the legacy call with no character limit within what a string can hold.
+ */
+const HARD_CAP = 64 * 1024 * 1024;
+export function contentCap(originalLength: number, maxChange: number): number {
+  return Math.min(HARD_CAP, 2 * originalLength + maxChange + 16);
+}
+
+/**
+ * The length of `content` once every `search` in it (non-overlapping, left to right, as
+ * `str.replace`) becomes `replace`: 0 occurrences give -1, and a length past `cap` gives
+ * Infinity as soon as the count shows it (one indexOf pass, stopped there).
+ */
+export function replacedLength(content: string, search: string, replace: string, cap: number): number {
+  const grow = replace.length - search.length;
+  let n = content.length;
+  let found = false;
+  for (let i = content.indexOf(search); i >= 0; i = content.indexOf(search, i + search.length)) {
+    found = true;
+    if (grow <= 0) break; // shrinking (or same length): the length is not needed, only that it occurs
+    n += grow;
+    if (n > cap) return Infinity;
+  }
+  return found ? n : -1;
+}
+
+/**
+ * Applying the edits would read and copy more characters than the budget allows. The edits not
+ * applied cannot be shown to apply, so it scores as an edit that does not (-1): the one score
+ * never above what SWE-RL would give.
+ */
+export class ApplyBudgetExceeded extends FormatError {
+  constructor(readonly budget: number) {
+    super(`applying the edits needs more than ${budget} characters of work (edits left unchecked)`);
+  }
+}
+
+export interface ApplyLimits {
+  /** max_change_chars: a file grown past contentCap(original, maxChange) is not built. */
+  maxChange?: number;
+  /** Characters all edits together may scan and copy (each edit costs its file's current length). */
+  work?: number;
+  /** Filled with the files grown past their cap: path -> a lower bound on its normalised change's length. */
+  over?: Map<string, number>;
+}
+
+/**
+ * SWE-RL's `apply_code_change` (Python's `str.replace` replaces every occurrence). A file whose
+ * content would grow past `contentCap(original, maxChange)` is not built: its path goes into
+ * `over` (it counts similarity 0, as its diff would), and a later edit of that file, which could
+ * only be checked against the content not built, is malformed (-1: never above SWE-RL's score,
+ * which is -1 if that edit does not apply and a similarity near 0 otherwise). Each edit reads and
+ * copies its file once, so many edits of a large file cost their product: past `work` characters
+ * in all, ApplyBudgetExceeded (-1, likewise).
+ */
+export function applyCodeChange(context: Record<string, string>, edits: Map<string, [string, string][]>, limits: ApplyLimits = {}): Map<string, string> {
+  const { maxChange = Infinity, work = Infinity, over } = limits;
   const out = new Map<string, string>();
+  let spent = 0;
   for (const [path, pairs] of edits) {
-    let content = "\n" + (Object.prototype.hasOwnProperty.call(context, path) ? context[path] : "");
+    const original = Object.prototype.hasOwnProperty.call(context, path) ? context[path] : "";
+    const cap = contentCap(original.length, maxChange);
+    let content: string | null = "\n" + original;
     for (let [search, replace] of pairs) {
       if (search === replace) throw new FormatError("Search and replace blocks are identical");
+      if (content === null) throw new FormatError(`an edit of ${path} after it grew past ${cap} characters cannot be checked`);
+      spent += content.length;
+      if (spent > work) throw new ApplyBudgetExceeded(work);
       search = "\n" + search;
       replace = "\n" + replace;
-      if (!content.includes(search)) throw new FormatError(`Search block not found in the code: ${search.slice(0, 200)}`);
+      const length = replacedLength(content, search, replace, cap);
+      if (length < 0) throw new FormatError(`Search block not found in the code: ${search.slice(0, 200)}`);
+      if (length === Infinity) {
+        content = null;
+        continue;
+      }
       content = content.split(search).join(replace);
     }
-    out.set(path, content.slice(1));
+    if (content === null) {
+      if (!over) throw new FormatError(`editing ${path} makes it longer than ${cap} characters`);
+      over.set(path, cap + 1 - 2 * original.length - 3); // |new| - 2·|old| - 2, |new| = content length - 1
+    } else out.set(path, content.slice(1));
   }
   return out;
 }
@@ -132,15 +212,20 @@ export function generateUnifiedDiff(oldCode: string, newCode: string, budget: nu
 }
 
 /** SWE-RL's `compute_change_similarities` + the mean. */
-export function compareChanges(pred: Map<string, string>, oracle: Map<string, string>, limits: number | Limits, autojunk = false): PatchReward {
+export function compareChanges(pred: Map<string, string>, oracle: Map<string, string>, limits: number | Limits, autojunk = false, overPred?: ReadonlyMap<string, number>): PatchReward {
   const { steps: budget, chars } = asLimits(limits);
-  const paths = new Set([...oracle.keys(), ...pred.keys()]);
+  const paths = new Set([...oracle.keys(), ...pred.keys(), ...(overPred?.keys() ?? [])]);
   const similarities: Similarity[] = [];
   for (const path of paths) {
     const p = pred.get(path) ?? "";
     const o = oracle.get(path) ?? "";
     const s: Similarity = { path, similarity: 0, pred_chars: p.length, oracle_chars: o.length };
-    if (p !== "" && o !== "" && (p.length > chars || o.length > chars)) s.over_budget = true;
+    const overLength = overPred?.get(path);
+    if (overLength !== undefined) {
+      // Grown past contentCap: its change is longer than `chars` (pred_chars: a lower bound).
+      s.pred_chars = overLength;
+      s.over_budget = true;
+    } else if (p !== "" && o !== "" && (p.length > chars || o.length > chars)) s.over_budget = true;
     else if (p !== "" && o !== "") {
       try {
         s.similarity = stringRatio(p, o, autojunk, budget);
@@ -198,11 +283,12 @@ export function searchReplaceReward(
     const { answer } = extractThoughtSolution(output);
     const edits = parseSearchReplace(answer);
     if (edits.size === 0) throw new FormatError("No valid search blocks found");
-    const predNew = applyCodeChange(context, edits);
+    const over = new Map<string, number>();
+    const predNew = applyCodeChange(context, edits, { maxChange: limits.chars, work: limits.applyChars, over });
     const oracle = cachedOracle(`sr\u0000${budget}\u0000${JSON.stringify([context, oracleNewContent])}`, () =>
       normalizedPatches(context, new Map(Object.entries(oracleNewContent)), budget));
     const pred = normalizedPatches(context, predNew, budget);
-    return compareChanges(pred, oracle, limits);
+    return compareChanges(pred, oracle, limits, false, over);
   } catch (e) {
     if (e instanceof FormatError) return { reward: -1, reason: `malformed: ${e.message}`, similarities: [] };
     if (e instanceof BudgetExceeded) return { reward: 0, reason: `files too large to diff within the budget (${e.budget} steps)`, similarities: [] };
