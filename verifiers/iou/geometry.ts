@@ -62,9 +62,23 @@ function tuplesFromJson(v: unknown, k: number, keys: string[], out: number[][], 
   }
 }
 
+const isDigit = (c: number) => c >= 48 && c <= 57;
+/** ASCII letters and `_`: what names are made of ("x1", "bbox_2d"). Other scripts are not: Chinese
+ * text runs straight into numbers ("坐标为100,100,200,200"). */
+const isWordChar = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+/** After these (or at the start) a "-" or "+" is a sign; elsewhere ("100-200") a separator. */
+const isSignLead = (c: number) => c === 32 || c === 9 || c === 10 || c === 13 || c === 91 || c === 40 || c === 44 || c === 58 || c === 61 || c === 59;
+
 /**
  * Numeric tuples of length `k` written as plain text: "[12, 30, 200, 310]", "(12,30),(5,6)", or
  * a bare run of numbers. A single left-to-right scan; at most `max` + 1 tuples are collected.
+ *
+ * Digits that are part of a word are not numbers: none starts right after an ASCII letter, `_`,
+ * a digit or a "." ("x1=100" reads 100, "bbox_2d" and "Qwen2.5" nothing), and one directly
+ * followed by a letter or `_` ("2D", "3rd", "1080p") is dropped, except the unit "px" ("12px").
+ * A sign counts only at the start or after whitespace, `[`, `(`, `,`, `:`, `;` or `=`:
+ * "100-200" is 100 and 200. Commas always separate numbers ("1,000" is 1 and 0): a thousands
+ * separator cannot be told from a list ("1,000,2,3").
  */
 export function tuplesFromText(text: string, k: number, max: number): number[][] {
   const groups: number[][] = [];
@@ -81,26 +95,31 @@ export function tuplesFromText(text: string, k: number, max: number): number[][]
       i++;
       continue;
     }
+    const prev = i > 0 ? text.charCodeAt(i - 1) : -1;
+    // Inside a word or a number, or after a "." no number took ("Qwen2.5", "1.2.3"): no number starts.
+    if (prev >= 0 && (isWordChar(prev) || isDigit(prev) || prev === 46)) { i++; continue; }
     // A number: optional sign, digits, optional fraction, optional exponent.
     let j = i;
-    if (text[j] === "-" || text[j] === "+") j++;
+    if ((text[j] === "-" || text[j] === "+") && (prev < 0 || isSignLead(prev))) j++;
     const digitsStart = j;
-    while (j < text.length && text.charCodeAt(j) >= 48 && text.charCodeAt(j) <= 57) j++;
-    if (text[j] === "." ) { j++; while (j < text.length && text.charCodeAt(j) >= 48 && text.charCodeAt(j) <= 57) j++; }
+    while (j < text.length && isDigit(text.charCodeAt(j))) j++;
+    if (text[j] === "." ) { j++; while (j < text.length && isDigit(text.charCodeAt(j))) j++; }
     if (j > digitsStart && !(j === digitsStart + 1 && text[digitsStart] === ".")) {
       if ((text[j] === "e" || text[j] === "E") && /[0-9+-]/.test(text[j + 1] ?? "")) {
         let e = j + 1;
         if (text[e] === "+" || text[e] === "-") e++;
         const es = e;
-        while (e < text.length && text.charCodeAt(e) >= 48 && text.charCodeAt(e) <= 57) e++;
+        while (e < text.length && isDigit(text.charCodeAt(e))) e++;
         if (e > es) j = e;
       }
+      const px = text.startsWith("px", j) && !isWordChar(text.charCodeAt(j + 2)) && !isDigit(text.charCodeAt(j + 2));
+      if (j < text.length && isWordChar(text.charCodeAt(j)) && !px) { i = j; continue; } // "2D", "3rd": part of a word
       const n = Number(text.slice(i, j));
       if (Number.isFinite(n)) {
         if (depth > 0) cur.push(n);
         if (loose.length <= max * k) loose.push(n);
       }
-      i = j;
+      i = px ? j + 2 : j;
       continue;
     }
     i++;

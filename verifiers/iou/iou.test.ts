@@ -29,9 +29,31 @@ describe("geometry", () => {
     assert.deepEqual(tuplesFromText("[1, 2, 3]", 4, 10), []);
     assert.deepEqual(tuplesFromText("(-1.5e2, 2)", 2, 10), [[-150, 2]]);
   });
+  test("digits inside names are not coordinates; a dash between numbers is not a minus", () => {
+    // Before: "x1=100" gave 1 and 100, "bbox_2d" gave 2, "100-200" gave 100 and -200.
+    assert.deepEqual(tuplesFromText("x1=100, y1=100, x2=200, y2=200", 4, 10), [[100, 100, 200, 200]]);
+    assert.deepEqual(tuplesFromText('{"bbox_2d":[NaN,1,2,3]}', 4, 10), []);
+    assert.deepEqual(tuplesFromText("bbox: [x1, y1, x2, y2] = [10, 20, 30, 40]", 4, 10), [[10, 20, 30, 40]]);
+    assert.deepEqual(tuplesFromText("Qwen2.5-VL, the 3rd box in 2D: 10 20 30 40", 4, 10), [[10, 20, 30, 40]]);
+    assert.deepEqual(tuplesFromText("x: 100-200", 2, 10), [[100, 200]]);
+    // Signs still read at the start and after whitespace, a bracket, ",", ":", "=".
+    assert.deepEqual(tuplesFromText("[-5, 10,-20, 30]", 4, 10), [[-5, 10, -20, 30]]);
+    assert.deepEqual(tuplesFromText("-1 2 x=-3 y:-4", 4, 10), [[-1, 2, -3, -4]]);
+    // Units in px, and other scripts running into numbers, are read.
+    assert.deepEqual(tuplesFromText("[12px, 30px, 200px, 310px]", 4, 10), [[12, 30, 200, 310]]);
+    assert.deepEqual(tuplesFromText("坐标为100,100,200,200", 4, 10), [[100, 100, 200, 200]]);
+    // Commas always separate: "1,000" is 1 and 0 (a thousands separator looks like a list).
+    assert.deepEqual(tuplesFromText("1,000", 2, 10), [[1, 0]]);
+  });
 });
 
 describe("iou verifier", () => {
+  test("coordinates written as x1=..., y1=... score as the box they name", async () => {
+    assert.equal((await run("x1=100, y1=100, x2=200, y2=200", [100, 100, 200, 200])).reward, 1);
+    assert.equal((await run("<answer>x1: 100, y1: 100, x2: 200, y2: 200</answer>", [100, 100, 200, 200])).reward, 1);
+    assert.equal((await run('{"x1": 100, "y1": 100, "x2": 200, "y2": 200}', [100, 100, 200, 200])).reward, 1);
+  });
+
   test("one box: continuous IoU by default, 1/0 by threshold", async () => {
     close((await run("[0, 0, 10, 10]", [5, 0, 15, 10])).reward!, 1 / 3);
     assert.equal((await run("[0, 0, 10, 10]", [5, 0, 15, 10], { reward: "threshold" })).reward, 0);
