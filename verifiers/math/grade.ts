@@ -103,6 +103,7 @@ function gradeItem(response: string, reference: string | string[], o: MathOption
   if (pred.tooComplex && !golds.some((g) => g instanceof Answer && g.normalized === pred.normalized)) return tooComplex(pred.tooComplex);
 
   const predOption = optionLabel(pred.normalized);
+  const predLetter = predOption?.letter ?? namedLetter(pred.normalized);
   const hints = promptHints(prompt);
   // an inequality answers an interval reference with the option, or where the prompt asks for
   // a range of values (the bounds and their direction are still compared)
@@ -121,7 +122,7 @@ function gradeItem(response: string, reference: string | string[], o: MathOption
     let p = pred, g = gold;
     const goldOption = optionLabel(gold.normalized);
     if (predOption || goldOption) {
-      const pl = namedLetter(pred.normalized), gl = namedLetter(gold.normalized);
+      const pl = predLetter, gl = goldOption?.letter ?? namedLetter(gold.normalized);
       if (pl !== null && gl !== null) {
         if (pl !== gl) {
           if (firstWhy === undefined) { firstWhy = `names option (${pl}), the reference (${gl})`; firstMethod = "string"; firstRef = gold.normalized.slice(0, 512); }
