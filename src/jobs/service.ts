@@ -51,7 +51,10 @@ export class JobService {
   private scorer?: Scorer;
   private closed = false;
   private loop?: Promise<void>;
+  /** Ends the loop's current pause (pause); set only while it pauses. */
   private wake?: () => void;
+  /** New work or a stop arrived while the loop was not pausing (mid-query): its next pause is skipped. */
+  private nudged = false;
   private current?: { id: string; abort: AbortController };
   private queue?: Queue<ChunkData, ChunkReturn>;
   private worker?: Worker<ChunkData, ChunkReturn>;
@@ -147,7 +150,7 @@ export class JobService {
     }
     this.log.info({ job: id, total: n }, "job queued");
     if (this.queue) await this.enqueue(await this.jobs.get(id));
-    this.wake?.();
+    this.nudge();
     return { id, total: n };
   }
 
@@ -273,7 +276,7 @@ export class JobService {
     this.closed = true;
     clearInterval(this.sweeper);
     this.current?.abort.abort(new Error("server closing"));
-    this.wake?.();
+    this.nudge();
     await this.worker?.close().catch(() => {});
     await this.loop?.catch(() => {});
     await this.queue?.close().catch(() => {});
@@ -368,13 +371,12 @@ export class JobService {
       } catch (err) {
         if (this.closed) return;
         this.log.warn({ err }, "jobs: cannot read the store; retrying");
-        await this.sleep(1000);
+        await this.pause(1000);
         continue;
       }
       if (!job) {
-        if (this.jobs.shared) await this.sleep(SHARED_IDLE_MS, true);
-        else await new Promise<void>((r) => (this.wake = r));
-        this.wake = undefined;
+        // A shared store's new jobs may come from another replica: look again in a while.
+        await this.pause(this.jobs.shared ? SHARED_IDLE_MS : null, true);
         continue;
       }
       try {
@@ -454,22 +456,39 @@ export class JobService {
           }
         }
         const gathered = await this.gather();
-        if (!gathered) await this.sleep(unfinished.length ? POLL_MS : 1000);
+        if (!gathered) await this.pause(unfinished.length ? POLL_MS : 1000);
       } catch (err) {
         if (this.closed) return;
         this.log.warn({ err }, "jobs: cannot reach redis; retrying");
-        await this.sleep(1000);
+        await this.pause(1000);
       }
     }
   }
 
-  /** Waits `ms` or until woken; `unref`: the wait alone does not keep the process alive. */
-  private sleep(ms: number, unref = false): Promise<void> {
+  /** Wakes the loop: at once if it pauses, else its next pause is skipped (a wake is never lost). */
+  private nudge(): void {
+    this.nudged = true;
+    this.wake?.();
+  }
+
+  /**
+   * The loop's pause: `ms` (null: until woken) or until nudge(). Returns at once when closed or
+   * nudged since the last pause: a submit or close that came while the loop awaited the store
+   * would otherwise be missed, and a closed loop would wait out a timer that (`unref`) does not
+   * keep the process alive, so close() never returned.
+   */
+  private pause(ms: number | null, unref = false): Promise<void> {
+    if (this.closed || this.nudged) {
+      this.nudged = false;
+      return Promise.resolve();
+    }
     return new Promise((r) => {
-      const t = setTimeout(r, ms);
-      if (unref) t.unref();
+      const t = ms === null ? undefined : setTimeout(() => this.wake?.(), ms);
+      if (unref) t?.unref();
       this.wake = () => {
         clearTimeout(t);
+        this.wake = undefined;
+        this.nudged = false;
         r();
       };
     });
