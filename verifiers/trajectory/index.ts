@@ -195,16 +195,24 @@ export const trajectory = defineVerifier({
     const o: Options = item.options;
     compile(o.error_pattern); // a bad pattern is the item's fault, before anything runs
     if (!ctx.scorePart) throw new MachineryError("this context cannot score parts (no ctx.scorePart)");
+    const scoreAnswer = async (response: string) => {
+      const r = await ctx.scorePart!({ verifier: item.reference.verifier, response, prompt: item.prompt, reference: item.reference.reference, options: item.reference.options });
+      if (r.status === "invalid") throw new InvalidItemError(`reference (answer verifier ${item.reference.verifier}): ${r.reason}`, "reference");
+      return r;
+    };
     let parsed: Parsed;
     try {
       parsed = parseTrajectory(item.response, o);
     } catch (e) {
-      if (e instanceof Unscorable) return { reward: 0, reason: `unscorable rollout: ${e.message}`, details: { format_ok: false } };
-      throw e;
+      if (!(e instanceof Unscorable)) throw e;
+      // Scored as a rollout with no answer: never above 0, nor above what the answer verifier
+      // pays an empty answer (patch's -1), so garbling the rollout never beats a wrong answer.
+      const none = await scoreAnswer("");
+      const reward = none.status === "ok" ? Math.min(0, none.reward as number) : 0;
+      return { reward, reason: `unscorable rollout: ${e.message}; scored as no answer (${round(reward)})`, details: { format_ok: false, answer: none } };
     }
     const { answer: finalText, tools, format, turns } = parsed;
-    const inner = await ctx.scorePart({ verifier: item.reference.verifier, response: finalText, prompt: item.prompt, reference: item.reference.reference, options: item.reference.options });
-    if (inner.status === "invalid") throw new InvalidItemError(`reference (answer verifier ${item.reference.verifier}): ${inner.reason}`, "reference");
+    const inner = await scoreAnswer(finalText);
     if (inner.status !== "ok") return { reward: null, reason: `answer verifier ${item.reference.verifier} failed: ${inner.reason}`, details: { answer: inner } };
     const answerReward = inner.reward as number;
     const correct = answerReward >= o.correct_at;

@@ -166,6 +166,27 @@ describe("trajectory: hostile rollouts score 0 with a reason, in linear time", (
     for (const r of [await score(many), await score("[1, 2", { format: "messages" })]) assert.equal(r.reward, 0);
   });
 
+  test("an unreadable rollout scores as no answer: never above a wrong one when the answer verifier goes below 0", async () => {
+    // Before: every unscorable rollout scored 0, so under patch (-1 for no patch) or RLCR (-1
+    // without a confidence) a model earned more by garbling its rollout than by answering wrong.
+    const noPatch = { verifier: "patch", reference: "--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n" };
+    const cal = { verifier: "calibrated", reference: { verifier: "exact", reference: "paris" } };
+    const many = JSON.stringify(Array.from({ length: 2000 }, () => tool("ok")));
+    for (const garbled of [many, JSON.stringify([user("q"), tool("x")]), "[" + "[".repeat(100) + "]".repeat(100) + "]"]) {
+      for (const ref of [noPatch, cal]) {
+        const r = await score(garbled, {}, ref);
+        const wrong = await score(JSON.stringify([user("q"), assistant("london")]), {}, ref);
+        assert.equal(r.status, "ok", r.reason);
+        assert.ok((r.reward as number) <= (wrong.reward as number), `${ref.verifier}: garbled ${r.reward} > wrong ${wrong.reward}`);
+        assert.ok((r.reward as number) < 0, `${ref.verifier}: ${r.reward}`);
+        assert.match(r.reason, /unscorable rollout: .*; scored as no answer/);
+        assert.equal(r.details?.format_ok, false);
+      }
+    }
+    // An answer verifier that pays nothing below 0 (math): still 0, not what it pays "" if more.
+    assert.equal((await score(many)).reward, 0);
+  });
+
   test("a 1 MiB rollout (text: unclosed tags, or many responses) scores within a bound, and the cost grows linearly", async () => {
     const unclosed = "<tool_response>error ".repeat(50_000).slice(0, 1 << 20);
     const closed = "<tool_response>x</tool_response>".repeat(30_000);
