@@ -128,6 +128,8 @@ function fromPhraseInner(s: string, boxAt: number): { x: Extracted; at: number }
   const nl = rest.indexOf("\n\n");
   if (nl >= 0) rest = rest.slice(0, nl);
   rest = rest.replace(/^[*\s"']+/, "");
+  // "the answer is not 4" (not "… is not unique": a box before it still counts)
+  if (/^not\s*(?:[-−$\d]|\\[([]|equal)/i.test(rest)) return wrap(REFUSED);
   const spans = mathSpans(rest);
   // The answer is the math right after the phrase ("… is $x$. I hope …").
   if (spans.length && spans[0].start === 0) {
@@ -142,10 +144,29 @@ function fromPhraseInner(s: string, boxAt: number): { x: Extracted; at: number }
   const inner = mathSpans(sentence);
   if (inner.length && inner[inner.length - 1].end >= sentence.length - 1) return wrap({ answer: lastGroup(sentence, inner), latex: true, via: "phrase" });
   if (PLAIN_EXPR.test(sentence) && !isProse(sentence)) return wrap({ answer: sentence, latex: false, via: "phrase" });
-  const n = lastNumber(sentence);
+  // In prose, a `not` after the first number starts what the answer is not ("4, not 3" is 4);
+  // "either 3 or 4" and "3 (or maybe 4)" are two answers, graded as a list (the last number
+  // paid either hedge). Linear: one search for a digit, one for the word.
+  const digit = sentence.search(/\d/);
+  const not = digit < 0 ? null : /\bnot\b/i.exec(sentence.slice(digit));
+  const said = not ? sentence.slice(0, digit + not.index) : sentence;
+  const hedged = hedgedNumbers(said);
+  if (hedged) return wrap({ answer: hedged.join(", "), latex: false, via: "phrase" });
+  const n = lastNumber(said);
   if (n !== null) return wrap({ answer: n, latex: false, via: "phrase" });
   if (inner.length) return wrap({ answer: lastGroup(sentence, inner), latex: true, via: "phrase" });
   return null;
+}
+
+/** What an answer phrase followed by `not` names: no answer, and no later source is read for one. */
+const REFUSED: Extracted = { answer: "", latex: false, via: "phrase" };
+/** Numbers joined by `or` in prose (`either 3 or 4`, `3 (or maybe 4)`): every number of `s`, else null. Linear: one pass for `or`, one for numbers. */
+function hedgedNumbers(s: string): string[] | null {
+  const or = /\bor\b/i.exec(s);
+  if (!or) return null;
+  const nums = [...s.matchAll(NUMBER)];
+  if (!nums.some((m) => m.index! < or.index) || !nums.some((m) => m.index! > or.index)) return null;
+  return nums.map((m) => m[0]);
 }
 
 /** A whole string that reads as a bare expression or answer list (no prose). */
@@ -155,10 +176,11 @@ const NUMBER = /(?<![\w.])[-−]?(?:\d+\s*\/\s*\d+(?![\d.,]\d)|\d{1,3}(?:[, ]\d{
 /**
  * A minus written apart from its number, at the end of the text before it: `- 34`, `-\,34`,
  * `-(34)` (its `)` checked after the number and a percent sign), `–34` (an en dash),
- * `negative 34`; after a space or `=:,;([{`, so that a hyphen (`COVID-19`) is not one.
- * Fixed-width but for `negative\s+`, and run on a bounded slice (SIGN_WINDOW): linear in the text.
+ * `negative 34`, `minus 34`; after a space or `=:,;([{`, so that a hyphen (`COVID-19`) is not
+ * one. Fixed-width but for the words' `\s+`, and run on a bounded slice (SIGN_WINDOW): linear in
+ * the text.
  */
-const SIGN_BEFORE = /[\s=:,;([{](?:[-−–](?:\s|\\[,;:!])?|[-−]\s?\(\s?|negative\s+)$/;
+const SIGN_BEFORE = /[\s=:,;([{](?:[-−–](?:\s|\\[,;:!])?|[-−]\s?\(\s?|[Nn]egative\s+|[Mm]inus\s+)$/;
 /** What before such a sign (and its space) makes it a binary minus: a digit, a closing bracket or a lone letter (`3 - 5`, `x - 5`). */
 const OPERAND_BEFORE = /(?:[\d)\]}]|(?<![a-zA-Z\\])[a-zA-Z])$/;
 const SIGN_WINDOW = 24;
@@ -225,7 +247,7 @@ export function extractAnswer(text: string, o: ExtractOptions = {}): Extracted |
       if (both) k++;
       const box = spans.length ? { answer: lastGroup(s, spans), latex: true, via: "boxed" as const, at: boxAt } : null;
       const pick = box && phrase ? (phrase.at > box.at ? phrase : box) : box ?? phrase;
-      if (pick) return { answer: pick.answer, latex: pick.latex, via: pick.via };
+      if (pick) return pick.answer === REFUSED.answer ? null : { answer: pick.answer, latex: pick.latex, via: pick.via }; // no fallback past a refusal
     } else if (src === "latex") {
       const spans = mathSpans(s).filter((x) => x.body.trim() !== "");
       if (spans.length) {

@@ -529,6 +529,15 @@ const traps: Row[] = [
   // a minus apart from its digits in plain text is still the answer's (it was dropped: `- 34` read as 34)
   ["So we get - 34.", "34", 0], ["So we get - 34.", "-34", 1], ["So we get -(34).", "34", 0], ["So we get negative 34.", "-34", 1],
   ["Therefore, x = -\\,34.", "34", 0], ["The answer is –34.", "-34", 1], ["It fell by -(40%).", "-40%", 1],
+  // the word minus, as negative was (`minus 34` read as 34 paid a reference of 34); after an operand it is binary
+  ["The answer is minus 34.", "34", 0], ["The answer is minus 34.", "-34", 1], ["Minus 34", "-34", 1], ["Negative 34.", "34", 0],
+  ["The total is 10 minus 3", "3", 1], ["so x minus 5", "5", 1], ["Dominus 34", "34", 1],
+  // after an answer phrase, prose that hedges between numbers is a list, and a `not` ends the answer
+  // (the last number was read: "either 3 or 4" paid 4, "4, not 3" paid 3, "is not 4" paid 4)
+  ["The answer is either 3 or 4.", "4", 0], ["The answer is 3 (or maybe 4).", "4", 0], ["The answer is 3 (or maybe 4).", "3", 0],
+  ["The answer is 4, not 3.", "4", 1], ["The answer is 4, not 3.", "3", 0], ["The answer is 3 (not 4)", "3", 1],
+  ["The answer is not 4.", "4", 0], ["The answer is not $4$.", "4", 0], ["I get 4. The answer is not 4.", "4", 0], ["\\boxed{4}. The answer is not unique.", "4", 1],
+  ["The answer is 5 or more", "5", 1], ["The answer is 7, which is not prime.", "7", 1], ["The answer is nothing but 4", "4", 1],
   // and a hyphen or a binary minus is not a sign
   ["COVID-19 cases rose to 19.", "19", 1], ["The range is 3 - 5.", "5", 1], ["pages 10–20", "20", 1], ["Total: 5 - 3 = 2", "2", 1],
   ["\\boxed{|x|}", "x", 0], ["\\boxed{\\sqrt{x^2}}", "|x|", 1], ["\\boxed{x}", "y", 0], ["\\boxed{3.14}", "\\pi", 0],
