@@ -1,7 +1,8 @@
 /** Output comparison: integers exactly, tolerance only for numbers with a fraction or exponent. */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { exactJson, outputsMatch, valuesMatch } from "./compare.js";
+import { readFileSync } from "node:fs";
+import { exactJson, outputsMatch, stringifyExact, valuesMatch } from "./compare.js";
 
 test("integers compare exactly in float mode: no tolerance turns 1000000000 into 1000000007", () => {
   assert.equal(outputsMatch("1000000000\n", "1000000007\n", "float"), false);
@@ -27,4 +28,47 @@ test("function results: 20-digit integers that differ by one are different", () 
   assert.equal(valuesMatch(exactJson("[3]"), exactJson("[3]")), true);
   assert.equal(valuesMatch(exactJson("[3]"), exactJson("[3.0000000001]")), true, "a float side keeps its tolerance");
   assert.equal(valuesMatch(exactJson("12345678901234567890"), 12345678901234567000), false, "a big int never equals a double");
+});
+
+test("lines mode agrees with LiveCodeBench's grade_stdio, run on 203 pairs (lcb-stdio-cases.json)", () => {
+  // Before: leading spaces, leading blank lines and numbers written two ways (`1.0`, `1`) were
+  // refused, 86 disagreements, every one a right output scored 0.
+  const { source, cases } = JSON.parse(readFileSync(new URL("./lcb-stdio-cases.json", import.meta.url), "utf8"));
+  assert.match(source, /LiveCodeBench 28fef95/);
+  const differ = cases.filter((c: any) => outputsMatch(c.actual, c.expected, "lines") !== c.lcb);
+  // The one kind left: a number over NUM_MAX (400) characters compares as text here, by value there.
+  const known = (c: any) => /^(7\n)?1e400\n?$/.test(c.actual) && c.expected.replace(/\n/g, "").length > 400;
+  assert.deepEqual(differ.filter((c: any) => !known(c)), []);
+  assert.equal(differ.length, 3);
+  assert.ok(cases.filter((c: any) => !c.lcb).length >= 60, "the set holds wrong outputs too");
+});
+
+test("float mode: numbers past a double's range compare by exact value, not as equal infinities", () => {
+  // Before: both sides read as Infinity and matched.
+  assert.equal(outputsMatch("1e400", "2e400", "float"), false);
+  assert.equal(outputsMatch("1e999", "1" + "0".repeat(320), "float"), false);
+  assert.equal(outputsMatch("-1e400", "-" + "1" + "0".repeat(320), "float"), false);
+  assert.equal(outputsMatch("2" + "0".repeat(320) + ".0", "1" + "0".repeat(320), "float"), false);
+  assert.equal(outputsMatch("1e320", "1" + "0".repeat(320), "float"), true, "the same value");
+  assert.equal(outputsMatch("1.0e320", "10e319", "float"), true);
+});
+
+test("function results: a whole double in the reference is an exact integer against a big result", () => {
+  // Before: a result past 2^53 (a BigInt from the harness) never equalled a reference number:
+  // `return 10**18` against APPS's outputs [[1000000000000000000]] scored 0.
+  assert.equal(valuesMatch(exactJson('{"$int": "1000000000000000000"}'), JSON.parse("1000000000000000000")), true);
+  assert.equal(valuesMatch(exactJson('{"$int": "9007199254740992"}'), 2 ** 53), true);
+  assert.equal(valuesMatch(exactJson('{"$int": "1000000000000000001"}'), JSON.parse("1000000000000000000")), false, "exact, not rounded");
+  assert.equal(valuesMatch(exactJson('[{"$int": "1000000000000000000"}]'), [1e18]), true);
+});
+
+test("a reference's big integers reach the harness as digits and come back exact", () => {
+  // APPS's input_output string is read with exactJson: an argument or expected value past 2^53
+  // is a BigInt, written back as its digits for the harness (JSON.stringify throws on a BigInt).
+  const ref = exactJson('{"inputs": [[12345678901234567891, 1.5, "x"]], "outputs": [[12345678901234567891]]}') as any;
+  assert.equal(typeof ref.inputs[0][0], "bigint");
+  assert.equal(stringifyExact({ args: ref.inputs[0] }), '{"args":[12345678901234567891,1.5,"x"]}');
+  assert.equal(stringifyExact({ a: "é\n", b: [1, null] }), JSON.stringify({ a: "é\n", b: [1, null] }));
+  assert.equal(valuesMatch(exactJson('{"$int": "12345678901234567891"}'), ref.outputs[0]), false, "a list, unwrapped by the caller");
+  assert.equal(valuesMatch(exactJson('{"$int": "12345678901234567891"}'), ref.outputs[0][0]), true);
 });

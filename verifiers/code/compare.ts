@@ -5,16 +5,22 @@
  * 20-digit integers that differ by one are different, and no tolerance turns 1000000000 into
  * 1000000007. Tolerance applies only when a number has a fraction or an exponent.
  */
-import { parse as parseLossless, isInteger, isSafeNumber } from "lossless-json";
+import { parse as parseLossless, stringify as stringifyLossless, isInteger, isSafeNumber } from "lossless-json";
 
 export type CompareMode = "exact" | "lines" | "tokens" | "float";
 
-/** "lines": trailing whitespace on each line and trailing blank lines do not count. */
+/**
+ * "lines": whitespace around each line and blank lines before and after the output do not count,
+ * as in LiveCodeBench's grade_stdio (and SandboxFusion's, PRIME's, open-r1's checkers): each
+ * strips every line and the whole output.
+ */
 function lines(s: string): string[] {
-  // trimEnd, not /\s+$/: that regex is quadratic on a long run of spaces inside a line.
-  const l = s.replace(/\r\n?/g, "\n").split("\n").map((x) => x.trimEnd());
-  while (l.length && l[l.length - 1] === "") l.pop();
-  return l;
+  // trim, not /\s+$/: that regex is quadratic on a long run of spaces inside a line.
+  const l = s.replace(/\r\n?/g, "\n").split("\n").map((x) => x.trim());
+  let from = 0;
+  while (from < l.length && l[from] === "") from++;
+  while (l.length > from && l[l.length - 1] === "") l.pop();
+  return from ? l.slice(from) : l;
 }
 
 const WS = /\s/;
@@ -65,12 +71,58 @@ const INT = /^[+-]?\d+$/;
 /** Longest token read as a number; past it, tokens compare as text. */
 const NUM_MAX = 400;
 
-/** Two numeric tokens: integers exactly (BigInt), anything else within `tol`. */
+/**
+ * A numeric token's exact value as sign, significant digits and a power of ten (`1.50e2`, `150`
+ * and `+150.0` all give ["", "15", 1n]; zero is ["", "0", 0n] whatever its sign). Null for a
+ * token that is not a number (NUM) or is longer than NUM_MAX. One pass over the token.
+ */
+function decimal(t: string): [string, string, bigint] | null {
+  if (t.length > NUM_MAX || !NUM.test(t)) return null;
+  const sign = t[0] === "-" ? "-" : "";
+  const body = t[0] === "-" || t[0] === "+" ? t.slice(1) : t;
+  const e = body.search(/[eE]/);
+  const mant = e < 0 ? body : body.slice(0, e);
+  const dot = mant.indexOf(".");
+  const frac = dot < 0 ? "" : mant.slice(dot + 1);
+  let digits = (dot < 0 ? mant : mant.slice(0, dot)) + frac;
+  let exp = (e < 0 ? 0n : BigInt(body.slice(e + 1))) - BigInt(frac.length);
+  let a = 0;
+  while (a < digits.length && digits[a] === "0") a++;
+  let b = digits.length;
+  while (b > a && digits[b - 1] === "0") b--;
+  exp += BigInt(digits.length - b);
+  digits = digits.slice(a, b);
+  return digits ? [sign, digits, exp] : ["", "0", 0n];
+}
+
+/** Two tokens with the same numeric value, exactly (`1.0` and `1`, `1e5` and `100000`, `-0` and `0`), as Python's Decimal compares them. */
+function sameNumber(x: string, e: string): boolean {
+  const a = decimal(x);
+  const b = decimal(e);
+  return a !== null && b !== null && a[0] === b[0] && a[1] === b[1] && a[2] === b[2];
+}
+
+/**
+ * Two lines alike, or both numbers only and equal by value token for token: LiveCodeBench's
+ * grade_stdio, which compares a line that differs as a list of Decimals (`1.0 2` is `1  2.00`;
+ * `a 1.0` is not `a 1`).
+ */
+function sameLine(x: string, e: string): boolean {
+  return x === e || tokensAgree(x, e, (a, as, ae, b, bs, be) => ae - as <= NUM_MAX && be - bs <= NUM_MAX && sameNumber(a.slice(as, ae), b.slice(bs, be)));
+}
+
+/**
+ * Two numeric tokens: integers exactly (BigInt), anything else within `tol`; past a double's
+ * range (both read as Infinity, `1e400` and `2e400`) by exact value, never as equal infinities.
+ */
 function tokensClose(x: string, e: string, tol: number): boolean {
   if (x === e) return true;
   if (x.length > NUM_MAX || e.length > NUM_MAX || !NUM.test(x) || !NUM.test(e)) return false;
   if (INT.test(x) && INT.test(e)) return BigInt(x) === BigInt(e);
-  return numClose(Number(x), Number(e), tol);
+  const a = Number(x);
+  const b = Number(e);
+  if (!Number.isFinite(a) || !Number.isFinite(b)) return sameNumber(x, e);
+  return numClose(a, b, tol);
 }
 
 export function outputsMatch(actual: string, expected: string, mode: CompareMode, tol = 1e-6): boolean {
@@ -80,7 +132,7 @@ export function outputsMatch(actual: string, expected: string, mode: CompareMode
     case "lines": {
       const a = lines(actual);
       const e = lines(expected);
-      return a.length === e.length && a.every((x, i) => x === e[i]);
+      return a.length === e.length && a.every((x, i) => sameLine(x, e[i]));
     }
     case "tokens":
       return tokensAgree(actual, expected, rangeEqual);
@@ -97,7 +149,8 @@ export function outputsMatch(actual: string, expected: string, mode: CompareMode
  */
 export function valuesMatch(a: unknown, b: unknown, tol = 1e-6): boolean {
   if (typeof a === "bigint" || typeof b === "bigint") {
-    const big = (x: unknown) => (typeof x === "bigint" ? x : typeof x === "number" && Number.isSafeInteger(x) ? BigInt(x) : null);
+    // A whole double is an exact integer (a reference's 10**18 parsed as a number): compared exactly.
+    const big = (x: unknown) => (typeof x === "bigint" ? x : typeof x === "number" && Number.isInteger(x) ? BigInt(x) : null);
     const [x, y] = [big(a), big(b)];
     return x !== null && y !== null && x === y;
   }
@@ -144,4 +197,14 @@ export function exactJson(text: string): unknown {
     },
     (n: string) => (isInteger(n) && !isSafeNumber(n) ? BigInt(n) : parseFloat(n)),
   );
+}
+
+/** JSON.stringify that writes a BigInt (exactJson's big integers) as its digits: arguments for the function-call harness, whose json.loads reads them exactly. */
+export function stringifyExact(value: unknown): string {
+  try {
+    return JSON.stringify(value); // native and fast; throws only on a BigInt
+  } catch (err) {
+    if (!(err instanceof TypeError)) throw err;
+    return stringifyLossless(value) ?? "null";
+  }
 }
