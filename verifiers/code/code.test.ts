@@ -388,4 +388,14 @@ describe("exact integers through the function-call harness", { skip: openedInts.
     assert.equal((await run("12345678901234567890")).reward, 1);
     assert.equal((await run("12345678901234567891")).reward, 0);
   });
+  test("APPS's input_output string: big arguments and expected numbers stay exact, 10**18 as a JSON number counts", async () => {
+    // Before: the string was read with JSON.parse (12345678901234567891 became ...7168, and a
+    // BigInt result never equalled a reference number: `return 10**18` scored 0).
+    const apps = (out: string) => ({ input_output: `{"inputs": [[12345678901234567891]], "outputs": [[${out}]], "fn_name": "f"}` });
+    const call = (body: string, out: string) => verifyDirect(code, { response: "```python\ndef f(x):\n    return " + body + "\n```", reference: apps(out) }, { services });
+    assert.equal((await call("x + 1", "12345678901234567892")).reward, 1);
+    assert.equal((await call("x", "12345678901234567892")).reward, 0);
+    assert.equal((await call("10**18", "1000000000000000000")).reward, 1);
+    assert.equal((await call("10**18 + 1", "1000000000000000000")).reward, 0);
+  });
 });

@@ -20,7 +20,7 @@ import { LANGUAGES, canonicalLanguage, compileMsOf, fenceLanguage, isCompiled } 
 import { PACKAGE_ROOT } from "../../sandbox/paths.js";
 import { ownTimeMs } from "../../sandbox/meter.js";
 import { extractProgram } from "./extract.js";
-import { exactJson, outputsMatch, shortDiff, valuesMatch } from "./compare.js";
+import { exactJson, outputsMatch, shortDiff, stringifyExact, valuesMatch } from "./compare.js";
 import { parseReference, type Suite } from "./suite.js";
 
 const Options = Type.Object(
@@ -316,7 +316,7 @@ async function stdioCase(c: { input: string; output: string }, i: number, progra
 /** One function-call test: the harness calls the function and reports its return value as data. */
 async function callCase(fn: string, c: { args: unknown[]; output: unknown }, i: number, program: string, language: string, run: Runner, o: CodeOptions): Promise<TestDetail> {
   const nonce = randomBytes(12).toString("hex");
-  const r = await run({ language, code: HARNESS.call, files: { "solution.py": program }, stdin: JSON.stringify({ fn, args: c.args, nonce }) });
+  const r = await run({ language, code: HARNESS.call, files: { "solution.py": program }, stdin: stringifyExact({ fn, args: c.args, nonce }) });
   const s = statusOf(r);
   const rec = lastRecord(r.stdout, `\x1eASSAY:${nonce} `);
   if (s) return { test: i, status: s, ...timesOf(r), error: clip(r.stderr) };

@@ -56,7 +56,7 @@ function outputOf(output: unknown): unknown {
 function asText(v: unknown, what: string): string {
   if (typeof v === "string") return v;
   if (Array.isArray(v) && v.every((x) => typeof x === "string")) return v.join("\n");
-  if (typeof v === "number" || typeof v === "boolean") return String(v);
+  if (typeof v === "number" || typeof v === "bigint" || typeof v === "boolean") return String(v);
   return bad(`${what} must be a string (or a list of lines)`);
 }
 
@@ -72,7 +72,7 @@ export function parseReference(ref: unknown, maxTests = MAX_TESTS): Suite {
     if (t.startsWith("{")) {
       let parsed: unknown;
       try {
-        parsed = JSON.parse(t);
+        parsed = exactJson(t); // APPS's input_output: an expected 10**18 + 1 stays exact
       } catch {
         return bad("the reference looks like JSON but does not parse");
       }
