@@ -18,7 +18,7 @@ import type { JudgeCache } from "../store/judge-cache.js";
 import { EndpointLimiter } from "./limits.js";
 import { judgeMetrics, type JudgeMetrics } from "./metrics.js";
 import { Delimiter } from "./material.js";
-import { verdictCandidates } from "./parse.js";
+import { verdictOf } from "./parse.js";
 import {
   JudgeError,
   type AskOptions, type ChatMessage, type JudgeQuestion, type JudgeSettings, type StructuredMode, type Usage, type Verdict,
@@ -308,9 +308,10 @@ function replyText(reply: ChatCompletion): string {
 }
 
 /**
- * The verdict from a reply: the first candidate (parse.ts: the judge's own words, after the
- * material's last closing marker, latest object first) that passes the schema. From the tool
- * call's arguments when there is one, else from the message text.
+ * The verdict from a reply: its last object that names a key of the verdict's schema (parse.ts
+ * verdictOf: the judge's own words, the material taken out), which must pass the schema; an
+ * earlier object is never read instead. From the tool call's arguments when there is one, else
+ * from the message text.
  */
 function readVerdict(reply: ChatCompletion, mode: StructuredMode, nonce: string, validate: ValidateFunction): { value: unknown } | { problem: string } {
   const m = reply.choices?.[0]?.message;
@@ -319,16 +320,20 @@ function readVerdict(reply: ChatCompletion, mode: StructuredMode, nonce: string,
   const call = m.tool_calls?.find((t) => t.type === "function");
   if (call && call.type === "function") texts.push(call.function.arguments ?? "");
   if (mode !== "tool" || texts.length === 0) texts.push(m.content ?? "");
+  // The judge stopped at its token limit: a verdict it was still writing is not read.
+  const cut = reply.choices?.[0]?.finish_reason === "length";
+  const keys = Object.keys(((validate.schema as { properties?: object } | undefined)?.properties ?? {}) as object);
   let schemaProblem: string | undefined;
   for (const text of texts) {
-    for (const v of verdictCandidates(text, nonce)) {
-      if (validate(v)) return { value: v };
-      schemaProblem ??= describeErrors(validate.errors, "verdict");
-    }
+    const v = verdictOf(text, nonce, keys, cut);
+    if (v === undefined) continue;
+    if (validate(v)) return { value: v };
+    schemaProblem ??= describeErrors(validate.errors, "verdict");
   }
-  return schemaProblem !== undefined
-    ? { problem: `reply does not match the verdict schema (${schemaProblem})` }
-    : { problem: `reply is not JSON: no verdict object after the material's last closing marker: ${JSON.stringify(replyText(reply).slice(-200))}` };
+  if (schemaProblem !== undefined) return { problem: `the judge's last verdict does not match the verdict schema (${schemaProblem}); an earlier object is not read instead` };
+  return cut
+    ? { problem: `reply cut off at the judge's token limit (finish_reason "length") before a whole verdict: ${JSON.stringify(replyText(reply).slice(-200))}` }
+    : { problem: `reply is not JSON: no verdict object after the material, in the judge's own words: ${JSON.stringify(replyText(reply).slice(-200))}` };
 }
 
 function reasonOf(signal: AbortSignal | undefined): string | undefined {

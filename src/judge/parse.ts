@@ -4,24 +4,31 @@
  * A judge that "thinks out loud" may quote the material it grades, and the response in it may
  * hold its own `{"satisfied": true}` or unbalanced JSON. So:
  *
- * 1. Only the text after the last `</think>` counts, and only its last MAX_REPLY_CHARS (the
- *    verdict comes last); nothing counts in a reply whose `<think>` never closes (cut off while
- *    it reasoned: a `{"satisfied": true}` there is a draft, or a quote).
- * 2. A reply that is one JSON object as a whole (what json_schema and tool calls give) is that
- *    object.
- * 3. Otherwise, when the question's markers are known (its nonce), only the text after the last
- *    closing marker `<<<END-NAME-nonce>>>` is read. A reply whose last marker is an opening one
- *    ends inside quoted material: it has no verdict (the client retries it, then gives up: null).
- * 4. In what is left, the candidates are the objects that start at each of the last MAX_STARTS
- *    `{`, each running to its balanced `}` (braces inside strings skipped) or, unbalanced, to the
- *    end. They are tried latest-ending first (an enclosing object before what it encloses), each
- *    with JSON.parse, then through jsonrepair (trailing commas, single quotes, unquoted keys, a
- *    missing closing brace). jsonrepair is not given an object that opens with an escaped quote
- *    (`{\"`): that is a quotation inside a string, which jsonrepair would unescape.
+ * 1. When the question's markers are known (its nonce), the quoted material is taken out of the
+ *    reply first: what lies between an opening marker `<<<NAME-nonce>>>` and its closing one
+ *    `<<<END-NAME-nonce>>>`, and everything before a closing marker whose opening one is missing
+ *    (cut off, or never written). A reply that ends inside an opened block has no verdict (the
+ *    client retries it, then gives up: null). This comes before the rest, on the whole reply, so
+ *    that neither a `</think>` inside a quotation nor the length cap can cut a marker away.
+ * 2. Of the judge's own words, only the text after the last `</think>` counts, and only its last
+ *    MAX_REPLY_CHARS (the verdict comes last); nothing counts when a `<think>` never closes (cut
+ *    off while it reasoned: a `{"satisfied": true}` there is a draft, or a quote).
+ * 3. A reply that is one JSON object as a whole (what json_schema and tool calls give) is that
+ *    object (this is looked at first, on the whole reply: a marker inside its strings is text).
+ * 4. Otherwise the candidates are the objects that start at each of the last MAX_STARTS `{`,
+ *    each running to its balanced `}` (braces inside strings skipped) or, unbalanced, to the end.
+ *    They are read latest-ending first (an enclosing object before what it encloses), each with
+ *    JSON.parse, then through jsonrepair (trailing commas, single quotes, unquoted keys, a missing
+ *    closing brace), up to MAX_REPAIR_CHARS. jsonrepair is not given an object that opens with an
+ *    escaped quote (`{\"`): that is a quotation inside a string, which jsonrepair would unescape.
  *
- * The caller takes the first candidate that passes the verdict's schema: the last well-formed
- * verdict. Only a plain object is a candidate: jsonrepair turns any prose into *something*, so
- * prose is never read whole. Work is linear in the capped text times MAX_STARTS.
+ * The verdict is the first candidate that names one of the verdict's keys (verdictOf): the
+ * judge's last verdict-like object. When it fails the schema the reply has no verdict: an
+ * earlier object is never read instead, since that is where a quotation of the response sits
+ * when the judge quotes without the markers. Objects without any of the keys (`{1, 2}` in prose)
+ * are passed over. Only a plain object is a candidate: jsonrepair turns any prose into
+ * *something*, so prose is never read whole. Work is linear in the reply, plus the capped text
+ * times MAX_STARTS.
  */
 import { jsonrepair } from "jsonrepair";
 import { afterThink } from "../core/completion.js";
@@ -32,48 +39,101 @@ export const MAX_REPLY_CHARS = 64 * 1024;
 export const MAX_STARTS = 32;
 /** How many candidates may go through jsonrepair (the costlier reading). */
 const MAX_REPAIRS = 4;
+/** The longest candidate given to jsonrepair, whose time grows faster than its input's length (a verdict is far shorter). */
+export const MAX_REPAIR_CHARS = 8 * 1024;
 
 type Obj = Record<string, unknown>;
 
-/** The candidate verdict objects of a reply, most likely first; see the file's comment. Lazy. */
-export function* verdictCandidates(text: string, nonce?: string): Generator<Obj> {
-  const answer = afterThink(text);
-  const t = (answer.length > MAX_REPLY_CHARS ? answer.slice(answer.length - MAX_REPLY_CHARS) : answer).trim();
-  if (t.startsWith("{")) {
-    const whole = strict(t);
-    if (whole) yield whole;
+/** A candidate: the object, and whether the reply ended inside it or inside an object around it. */
+export interface Candidate {
+  value: Obj;
+  /** Read from a span that never closed, or from one enclosed by such a span. */
+  unclosed: boolean;
+}
+
+/** The candidate verdict objects of a reply, latest first; see the file's comment. Lazy. */
+export function* candidates(text: string, nonce?: string): Generator<Candidate> {
+  const own = nonce === undefined ? text : ownWords(text, nonce);
+  if (own === undefined) return; // ends inside quoted material (a `</think>` there is the material's)
+  // A reply that is one JSON object is the judge's structured answer: a marker in its strings is text.
+  const lastPart = (x: string) => (x.length > MAX_REPLY_CHARS ? x.slice(x.length - MAX_REPLY_CHARS) : x).trim();
+  const all = lastPart(afterThink(text));
+  if (all.startsWith("{")) {
+    const whole = strict(all);
+    if (whole) {
+      yield { value: whole, unclosed: false };
+      return;
+    }
   }
-  const region = nonce === undefined ? t : afterMaterial(t, nonce);
-  if (region === undefined) return;
+  const t = lastPart(afterThink(own));
   let repairs = 0;
-  for (const c of objectSpans(region)) {
-    const v = strict(c);
-    if (v) yield v;
-    else if (repairs < MAX_REPAIRS && !/^\{\s*\\/.test(c)) {
+  for (const c of objectSpans(t)) {
+    const v = strict(c.text);
+    if (v) yield { value: v, unclosed: c.unclosed };
+    else if (repairs < MAX_REPAIRS && c.text.length <= MAX_REPAIR_CHARS && !/^\{\s*\\/.test(c.text)) {
       repairs++;
-      const r = repaired(c);
-      if (r) yield r;
+      const r = repaired(c.text);
+      if (r) yield { value: r, unclosed: c.unclosed };
     }
   }
 }
 
-/** The first candidate verdict of a reply (no schema, no markers): tolerant JSON reading. */
-export function parseJsonReply(text: string, nonce?: string): Obj | undefined {
-  for (const v of verdictCandidates(text, nonce)) return v;
-  return undefined;
+/** The candidate verdict objects of a reply, latest first (candidates, without the flag). */
+export function* verdictCandidates(text: string, nonce?: string): Generator<Obj> {
+  for (const c of candidates(text, nonce)) yield c.value;
 }
 
 /**
- * The text after the last closing marker of this nonce; the whole text when no marker occurs;
- * undefined when the last marker opens a block (the reply ends inside quoted material).
+ * The reply's verdict: its first candidate that names one of `keys` (all candidates count when
+ * `keys` is empty); undefined when there is none, or when `cut` (the judge stopped at its token
+ * limit) and the reply ended inside that object or one around it: a number there may be half
+ * written (`"score": 1` of 10). The caller checks it against the schema, and takes no other.
  */
-export function afterMaterial(t: string, nonce: string): string | undefined {
+export function verdictOf(text: string, nonce: string | undefined, keys: readonly string[], cut = false): Obj | undefined {
+  for (const c of candidates(text, nonce)) {
+    if (keys.length && !keys.some((k) => Object.hasOwn(c.value, k))) continue;
+    return cut && c.unclosed ? undefined : c.value;
+  }
+  return undefined;
+}
+
+/** The first candidate verdict of a reply (no schema, no markers): tolerant JSON reading. */
+export function parseJsonReply(text: string, nonce?: string): Obj | undefined {
+  return verdictOf(text, nonce, []);
+}
+
+/** At most this many characters between `<<<` and the nonce: a marker's name. */
+const MAX_NAME = 64;
+
+/**
+ * The reply without the material it quotes (step 1 of the file's comment), its own words joined
+ * by line breaks; undefined when it ends inside an opened block. One pass over the markers of
+ * this nonce, each looked at within MAX_NAME characters: linear.
+ */
+export function ownWords(t: string, nonce: string): string | undefined {
   const tail = `-${nonce}>>>`;
-  const at = t.lastIndexOf(tail);
-  if (at < 0) return t;
-  const start = t.lastIndexOf("<<<", at);
-  if (start < 0 || !/^<<<END-[A-Za-z_]+$/.test(t.slice(start, at))) return undefined;
-  return t.slice(at + tail.length);
+  const parts: string[] = [];
+  let from = 0;
+  let inside = false;
+  for (let at = t.indexOf(tail); at >= 0; at = t.indexOf(tail, at + tail.length)) {
+    const near = t.slice(Math.max(0, at - MAX_NAME), at);
+    const open = near.lastIndexOf("<<<");
+    if (open < 0) continue;
+    const name = near.slice(open + 3);
+    if (!/^[A-Za-z_-]+$/.test(name)) continue;
+    const start = at - (near.length - open);
+    if (name.startsWith("END-")) {
+      if (!inside) parts.length = 0; // a closing marker without its opening: what came before is material
+      inside = false;
+      from = at + tail.length;
+    } else if (!inside) {
+      parts.push(t.slice(from, start));
+      inside = true;
+    }
+  }
+  if (inside) return undefined;
+  parts.push(t.slice(from));
+  return parts.join("\n");
 }
 
 const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -98,9 +158,10 @@ function repaired(s: string): Obj | undefined {
 
 /**
  * The objects starting at the last MAX_STARTS `{` of t: balanced ones by their end, latest first
- * (for one end, the outermost first), then unbalanced ones (running to the end), latest start first.
+ * (for one end, the outermost first), then unbalanced ones (running to the end), latest start
+ * first. `unclosed`: the span never closes, or an unclosed span starts before it (encloses it).
  */
-export function objectSpans(t: string): string[] {
+export function objectSpans(t: string): { text: string; unclosed: boolean }[] {
   const starts: number[] = [];
   for (let i = t.lastIndexOf("{"); i >= 0 && starts.length < MAX_STARTS; i = i > 0 ? t.lastIndexOf("{", i - 1) : -1) starts.push(i);
   const balanced: [number, number][] = [];
@@ -111,7 +172,11 @@ export function objectSpans(t: string): string[] {
     else balanced.push([s, e]);
   }
   balanced.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
-  return [...balanced.map(([s, e]) => t.slice(s, e + 1)), ...open.map((s) => t.slice(s))];
+  const firstOpen = open.length ? open[open.length - 1] : Infinity;
+  return [
+    ...balanced.map(([s, e]) => ({ text: t.slice(s, e + 1), unclosed: firstOpen < s })),
+    ...open.map((s) => ({ text: t.slice(s), unclosed: true })),
+  ];
 }
 
 /** The index of the `}` that closes the `{` at start, skipping braces inside strings; -1 when none. One pass. */
