@@ -59,6 +59,57 @@ describe(`sessions (${backend})`, { skip: opened.skip }, () => {
     await svc.close(s.id);
   });
 
+  test("a cell cannot answer for itself: a line written on the reply channel is not the reply, and results stay in step", { timeout: 180_000 }, async () => {
+    // Before: the reply channel was fd 4 and the first line on it was the reply. A cell that wrote
+    // one came back at once as `ok` with its own value, ran on unmetered, and every later exec
+    // returned the previous one's result.
+    const s = await svc.create({ language: "python" });
+    const forge = "import os\nfor fd in range(3, 1024):\n    try:\n        os.write(fd, b'{\"value\": \"FAKE\", \"error\": null}\\n')\n    except OSError:\n        pass\nprint('one')\n41";
+    let r = await svc.exec(s.id, { code: forge });
+    assert.equal(r.status, "ok", JSON.stringify(r));
+    assert.equal(r.value, "41");
+    assert.equal(r.stdout, "one\n");
+    r = await svc.exec(s.id, { code: "print('two')\n42" });
+    assert.deepEqual([r.status, r.value, r.stdout], ["ok", "42", "two\n"]);
+    await svc.close(s.id);
+    const b = await svc.create({ language: "bash" });
+    r = await svc.exec(b.id, { code: "for fd in 4 5 900 901; do echo 0 >&$fd; done 2>/dev/null; echo one; false" });
+    assert.deepEqual([r.status, r.exitCode, r.stdout], ["error", 1, "one\n"]);
+    r = await svc.exec(b.id, { code: "echo two" });
+    assert.deepEqual([r.status, r.exitCode, r.stdout], ["ok", 0, "two\n"]);
+    await svc.close(b.id);
+  });
+
+  test("bash's own idioms and text the code is responsible for are ordinary results, never the sandbox's failure", { timeout: 180_000 }, async () => {
+    const s = await svc.create({ language: "bash" });
+    // Before: `exec 4>file` replaced the reply pipe (fd 4): the session ended as crashed.
+    let r = await svc.exec(s.id, { code: "exec 4>/tmp/lock; exec 5>/tmp/lock2; echo locked" });
+    assert.deepEqual([r.status, r.stdout], ["ok", "locked\n"], JSON.stringify(r));
+    // Before: a lone surrogate could not be written as the cell's file: sandbox_error (null).
+    r = await svc.exec(s.id, { code: "echo '\ud800'" });
+    assert.equal(r.status, "error", JSON.stringify(r));
+    assert.match(r.error!.message, /not valid text/);
+    // Before: a cell that filled /tmp made the next one a sandbox_error; cells were also kept there.
+    r = await svc.exec(s.id, { code: "dd if=/dev/zero of=/tmp/fill bs=1M count=4096 2>/dev/null; true" });
+    assert.notEqual(r.status, "ended", JSON.stringify(r));
+    r = await svc.exec(s.id, { code: "echo hello" });
+    assert.ok(r.status === "ok" || (r.status === "error" && /could not be written/.test(r.error!.message)), JSON.stringify(r));
+    assert.equal(svc.get(s.id).status, "active");
+    await svc.close(s.id);
+  });
+
+  test("a value or an error message cut at the value cap says so", { timeout: 180_000 }, async () => {
+    const s = await svc.create({ language: "python" });
+    let r = await svc.exec(s.id, { code: "'a' * 100000" });
+    assert.equal(r.truncated, true, "value cut");
+    r = await svc.exec(s.id, { code: "raise ValueError('b' * 100000)" });
+    assert.equal(r.status, "error");
+    assert.equal(r.truncated, true, "error cut");
+    r = await svc.exec(s.id, { code: "'a' * 10" });
+    assert.equal(r.truncated, false);
+    await svc.close(s.id);
+  });
+
   test("per-exec CPU and wall limits end the session with timeout; the next exec says it has ended", { timeout: 240_000 }, async () => {
     // A wall limit far above the CPU limit: what ends the loop is its CPU time (however loaded the host).
     const a = await svc.create({ language: "python", limits: { cpuMsPerExec: 800, wallMsPerExec: 60_000 } });
@@ -168,6 +219,24 @@ describe(`sessions (${backend})`, { skip: opened.skip }, () => {
     assert.throws(() => svc.get("nope"), /no session "nope"/);
     await assert.rejects(svc.create({ language: "python", limits: { memoryMb: 999_999 } }), /above this server's cap/);
     await assert.rejects(svc.create({ language: "ruby" as any }), /use one of python, bash/);
+  });
+});
+
+const capped = await openTestSessions({ warm: 2, backend, max: 2 });
+describe(`sessions (${backend}): ASSAY_SESSION_MAX`, { skip: capped.skip }, () => {
+  const svc2 = capped.sessions as Sessions;
+  after(() => svc2.shutdown());
+  test("creates whose sandbox is still starting count against the cap", { timeout: 180_000 }, async () => {
+    // Before: a create counted only while it waited for a sandbox, not while the sandbox
+    // started: two creates, then three more 5 ms later, and four sessions were open under max 2.
+    const first = [svc2.create({ language: "python" }), svc2.create({ language: "python" })];
+    await new Promise((r) => setTimeout(r, 5));
+    const more = [1, 2, 3].map(() => svc2.create({ language: "python" }));
+    const all = await Promise.allSettled([...first, ...more]);
+    const made = all.filter((x) => x.status === "fulfilled");
+    assert.ok(made.length <= 2, `${made.length} sessions under max 2`);
+    for (const x of all) if (x.status === "rejected") assert.match(String(x.reason), /ASSAY_SESSION_MAX|came free/);
+    for (const x of made) await svc2.close((x as PromiseFulfilledResult<{ id: string }>).value.id);
   });
 });
 }

@@ -11,7 +11,7 @@
 #   {"op": "exec", "code": ..., "cpu_ms": n, "wall_ms": n, "output_bytes": n}
 #     -> {"status": "ok"|"error"|"timeout"|"memory"|"output_limit"|"crashed", "stdout", "stderr",
 #         "value", "error", "exit_code", "truncated", "ms", "cpu_ms", "message"}
-import json, os, select, signal, sys, time
+import binascii, json, os, select, signal, sys, time
 
 SCRATCH = os.environ.get("ASSAY_SCRATCH", "/sandbox")
 CELLS = "/tmp/.assay-cells"
@@ -20,32 +20,42 @@ IS_ROOT = os.getuid() == 0
 ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": SCRATCH, "TMPDIR": "/tmp",
        "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1", "PYTHONHASHSEED": "0", "TERM": "dumb"}
 
-# The Python kernel, run as `python3 -c` by the run uid: fd 3 brings one JSON cell a line, fd 4
-# takes one JSON reply a line; stdout and stderr are the cell's own (pipes the supervisor reads).
+# The interpreter's command and reply channels sit on high descriptors, out of the way of the
+# 3-9 that shell scripts use (`exec 4>/tmp/lock` closed a reply pipe on fd 4, which the
+# supervisor read as a crash); bash's own saved descriptors are taken upwards from 10.
+CMD_FD = 900
+REPLY_FD = 901
+
+# The Python kernel, run as `python3 -c` by the run uid: CMD_FD brings one JSON cell a line,
+# REPLY_FD takes one JSON reply a line, starting with the cell's nonce; stdout and stderr are the
+# cell's own (pipes the supervisor reads).
 PY_KERNEL = r'''
 import ast, builtins, json, linecache, os, sys, traceback
-OUT = 4
+OUT = @REPLY_FD@
+CMD = @CMD_FD@
 ME = os.getpid()
 ns = {"__name__": "__main__", "__builtins__": builtins}
 sys.argv = [""]
 def line():
     b = bytearray()
     while True:
-        c = os.read(3, 1 << 16)
+        c = os.read(CMD, 1 << 16)
         if not c:
             os._exit(0)
         b += c
         if b.endswith(b"\n"):
             return bytes(b)
-def reply(d):
+def reply(nonce, d):
     if os.getpid() != ME:  # a process the cell forked that came back here: not the kernel
         os._exit(1)
-    data = (json.dumps(d) + "\n").encode()
+    data = (nonce + " " + json.dumps(d) + "\n").encode()
     while data:
         data = data[os.write(OUT, data):]
 while True:
     req = json.loads(line())
-    n, code, cap = req["n"], req["code"], req["value_bytes"]
+    n, code, cap, nonce = req["n"], req["code"], req["value_bytes"], req["nonce"]
+    del req
+    cut = False
     name = "<cell %d>" % n
     linecache.cache[name] = (len(code), None, code.splitlines(True), name)
     value = err = None
@@ -60,7 +70,8 @@ while True:
             if v is not None:
                 builtins._ = v
                 r = repr(v)
-                value = r if len(r) <= cap else r[:cap] + "..."
+                cut = len(r) > cap
+                value = r if not cut else r[:cap] + "..."
     except BaseException as e:
         tb = e.__traceback__
         while tb is not None and tb.tb_frame.f_code.co_filename != name:
@@ -68,14 +79,16 @@ while True:
         if isinstance(e, SyntaxError):
             tb = None
         text = "".join(traceback.format_exception(type(e), e, tb))
-        err = {"name": type(e).__name__, "message": str(e)[:cap], "traceback": text[-cap:]}
+        msg = str(e)
+        cut = len(msg) > cap or len(text) > cap
+        err = {"name": type(e).__name__, "message": msg[:cap], "traceback": text[-cap:]}
     for s in (sys.stdout, sys.stderr):
         try:
             s.flush()
         except Exception:
             pass
-    reply({"value": value, "error": err})
-'''
+    reply(nonce, {"value": value, "error": err, "cut": cut})
+'''.replace("@REPLY_FD@", str(REPLY_FD)).replace("@CMD_FD@", str(CMD_FD))
 
 SIGNAMES = {getattr(signal, n): n for n in dir(signal) if n.startswith("SIG") and not n.startswith("SIG_")}
 
@@ -137,13 +150,14 @@ class Kernel:
                 null = os.open("/dev/null", os.O_RDONLY)
                 if language == "python":
                     os.dup2(null, 0)
-                    os.dup2(cmd_r, 3)
+                    os.dup2(cmd_r, CMD_FD)
                 else:
                     os.dup2(cmd_r, 0)  # bash reads its commands here; each cell's stdin is /dev/null
                 os.dup2(out_w, 1)
                 os.dup2(err_w, 2)
-                os.dup2(rep_w, 4)
-                os.closerange(5, 1 << 16)
+                os.dup2(rep_w, REPLY_FD)
+                os.closerange(3, CMD_FD)
+                os.closerange(REPLY_FD + 1, 1 << 16)
                 if IS_ROOT:
                     os.setgroups([])
                     os.setgid(RUN_UID)
@@ -175,21 +189,71 @@ class Kernel:
         while data:
             data = data[os.write(self.cmd, data):]
 
+    def drain_replies(self):
+        """Drops what is waiting on the reply channel: a reply the cell wrote itself, or the real one
+        of a cell that went on running after a forged one was taken (never this exec's reply)."""
+        while True:
+            try:
+                if not os.read(self.rep, 1 << 16):
+                    return
+            except (BlockingIOError, OSError):
+                return
+
+    def cell_file(self, n, code):
+        """Writes a bash cell for `.` to read; None, or the code's own error when it cannot be written
+        (the cell filled /tmp, or the code is not encodable text: a lone surrogate)."""
+        path = "%s/%d" % (CELLS, n)
+        try:
+            data = (code if code.endswith("\n") else code + "\n").encode("utf-8")
+        except UnicodeEncodeError as e:
+            return None, {"name": "UnicodeEncodeError", "message": "the cell is not valid text: %s" % e, "traceback": ""}
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                while data:
+                    data = data[os.write(fd, data):]
+            finally:
+                os.close(fd)
+        except OSError as e:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+            return None, {"name": "OSError", "message": "the cell could not be written to %s: %s (the session's /tmp is full?)" % (CELLS, e.strerror), "traceback": ""}
+        return path, None
+
     def exec(self, req):
         self.n += 1
         n = self.n
         code = req["code"]
         cap = int(req["output_bytes"])
+        # Each exec's reply carries a fresh nonce: a line the cell writes to the reply channel
+        # itself is not taken for the reply (it was, and every later result was one exec late).
+        nonce = binascii.hexlify(os.urandom(12)).decode()
+        self.drain_replies()
+        cell = None
         if self.language == "python":
-            cmd = (json.dumps({"n": n, "code": code, "value_bytes": self.value_bytes}) + "\n").encode()
+            cmd = (json.dumps({"n": n, "code": code, "value_bytes": self.value_bytes, "nonce": nonce}) + "\n").encode()
         else:
-            path = "%s/%d" % (CELLS, n)
-            with open(path, "w") as f:
-                f.write(code if code.endswith("\n") else code + "\n")
-            os.chmod(path, 0o644)
-            cmd = ("{ . %s; } </dev/null; echo \"$?\" >&4\n" % path).encode()
+            cell, err = self.cell_file(n, code)
+            if err is not None:
+                return {"status": "error", "stdout": "", "stderr": "", "value": None, "error": err, "exit_code": None,
+                        "truncated": False, "ms": 0, "cpu_ms": 0, "message": None}
+            cmd = ("{ . %s; } </dev/null; echo \"%s $?\" >&%d\n" % (cell, nonce, REPLY_FD)).encode()
+        try:
+            return self.run(cmd, nonce, cap, req)
+        finally:
+            if cell is not None:
+                try:
+                    os.unlink(cell)  # cells are not kept: they filled /tmp
+                except OSError:
+                    pass
+
+    def run(self, cmd, nonce, cap, req):
         bufs = {self.out: bytearray(), self.err: bytearray()}
         reply = bytearray()
+        pending = bytearray()
+        mark = (nonce + " ").encode()
         oom0 = oom_kills()
         cpu0 = cpu_ns(self.pid)
         t0 = time.monotonic()
@@ -211,9 +275,16 @@ class Kernel:
                     if not chunk:
                         status = "crashed"
                         break
-                    reply += chunk
-                    if reply.endswith(b"\n"):
-                        status = "done"
+                    pending += chunk
+                    while status is None and b"\n" in pending:
+                        line, _, rest = bytes(pending).partition(b"\n")
+                        pending = bytearray(rest)
+                        at = line.find(mark)  # a line without this exec's nonce was written by the cell
+                        if at >= 0:
+                            reply = bytearray(line[at + len(mark):])
+                            status = "done"
+                    if len(pending) > (1 << 20):
+                        pending = pending[-(1 << 16):]  # a cell flooding the channel: keep only a line's worth
                 elif not chunk:
                     open_fds.remove(fd)
                 else:
@@ -269,6 +340,8 @@ class Kernel:
                     d = {"value": None, "error": {"name": "KernelError", "message": "unreadable kernel reply", "traceback": ""}}
                 res["value"] = d.get("value")
                 res["error"] = d.get("error")
+                if d.get("cut"):
+                    res["truncated"] = True
                 if res["error"]:
                     status = "error"
             else:
@@ -334,7 +407,8 @@ def main():
                 if kernel is not None and pid == kernel.pid:
                     kernel.dead = True
         except Exception as e:  # our own failure: say so, the host ends the session as sandbox_error
-            send({"ok": False, "status": "sandbox_error", "message": "%s: %s" % (type(e).__name__, e)})
+            send({"ok": False, "status": "sandbox_error", "message": "%s: %s" % (type(e).__name__, e), "stdout": "", "stderr": "",
+                  "value": None, "error": None, "exit_code": None, "truncated": False, "ms": 0, "cpu_ms": None})
 
 
 if __name__ == "__main__":

@@ -110,22 +110,26 @@ export class Sessions implements SessionService {
     if (this.live.size + this.creating >= this.opts.max) {
       throw new SessionBusyError(`${this.opts.max} sessions are open, the most this server keeps (ASSAY_SESSION_MAX); close finished sessions (DELETE /sessions/{id}) or retry later`, this.opts.retryAfterS);
     }
+    // A create counts against ASSAY_SESSION_MAX until it is live: counting it only while it
+    // waited for a sandbox let creates whose sandbox was starting go past the cap.
     this.creating++;
     let box: Box;
     try {
-      const startBy = Math.min(req.startBy ?? Infinity, Date.now() + this.opts.maxWaitMs);
-      box = await this.boxes.take(startBy, req.signal);
-    } catch (e) {
-      if (e instanceof NoBoxInTimeError) throw new SessionBusyError(`no session sandbox came free within ${this.opts.maxWaitMs} ms (ASSAY_SESSION_MAX_WAIT_MS); retry later`, this.opts.retryAfterS);
-      throw e;
+      try {
+        const startBy = Math.min(req.startBy ?? Infinity, Date.now() + this.opts.maxWaitMs);
+        box = await this.boxes.take(startBy, req.signal);
+      } catch (e) {
+        if (e instanceof NoBoxInTimeError) throw new SessionBusyError(`no session sandbox came free within ${this.opts.maxWaitMs} ms (ASSAY_SESSION_MAX_WAIT_MS); retry later`, this.opts.retryAfterS);
+        throw e;
+      }
+      try {
+        await box.start(req.language, req.files, VALUE_CAP, limits.memoryMb);
+      } catch (e) {
+        void box.destroy();
+        throw e;
+      }
     } finally {
-      this.creating--;
-    }
-    try {
-      await box.start(req.language, req.files, VALUE_CAP, limits.memoryMb);
-    } catch (e) {
-      void box.destroy();
-      throw e;
+      this.creating--; // synchronously before live.set below: the count never dips between the two
     }
     const now = Date.now();
     const id = `s-${this.bootId}-${randomBytes(8).toString("hex")}`;

@@ -78,7 +78,7 @@ export interface ExecResult {
   error: ExecError | null;
   /** Bash: the exit status of the exec; Python: null. */
   exitCode: number | null;
-  /** true when stdout/stderr/value were cut at the cap. */
+  /** true when stdout/stderr were cut at the output cap, or the value or error message at the value cap. */
   truncated: boolean;
   /** Wall time of the exec inside the sandbox, ms. */
   ms: number;
