@@ -40,6 +40,23 @@ describe("session routes (docker)", { skip: opened.skip }, () => {
     assert.equal(after.body.status, "ended");
   });
 
+  test("with ASSAY_API_KEYS a session is its key's: another key cannot list, read, run in or close it", { timeout: 120_000 }, async () => {
+    // Before: the routes passed no owner, so any key could exec in or close another key's session.
+    const { app: a } = await testApp({ ASSAY_API_KEYS: "k1,k2" }, undefined, { sessions: lazy(async () => ({ sessions: svc, close: async () => {} })) });
+    const as = (k: string) => ({ Authorization: `Bearer ${k}` });
+    const id = (await request(a).post("/sessions").set(as("k1")).send({ language: "python" }).expect(201)).body.id as string;
+    await request(a).post(`/sessions/${id}/exec`).set(as("k1")).send({ code: "secret = 7" }).expect(200);
+    await request(a).get(`/sessions/${id}`).set(as("k2")).expect(404);
+    await request(a).post(`/sessions/${id}/exec`).set(as("k2")).send({ code: "secret" }).expect(404);
+    await request(a).delete(`/sessions/${id}`).set(as("k2")).expect(404);
+    const theirs = (await request(a).get("/sessions").set(as("k2")).expect(200)).body.sessions as { id: string }[];
+    assert.ok(!theirs.some((s) => s.id === id), "k2's list leaves k1's session out");
+    const mine = (await request(a).get("/sessions").set(as("k1")).expect(200)).body.sessions as { id: string }[];
+    assert.ok(mine.some((s) => s.id === id));
+    assert.equal((await request(a).post(`/sessions/${id}/exec`).set(as("k1")).send({ code: "secret" }).expect(200)).body.value, "7");
+    await request(a).delete(`/sessions/${id}`).set(as("k1")).expect(200);
+  });
+
   test("unknown ids 404, lost ids say so, bad requests 400 naming what to change", { timeout: 120_000 }, async () => {
     const a = await app();
     const nf = await request(a).get("/sessions/nope").expect(404);

@@ -11,6 +11,7 @@ import { HttpError } from "../errors.js";
 import { clientGone, type RouteDeps } from "../http.js";
 import { SessionBusyError, SessionNotFoundError, SessionRequestError, type SessionService } from "../../sessions/types.js";
 import type { Runtime } from "../../core/runtime.js";
+import { callerOf } from "../auth.js";
 
 /** The session service, or 503 saying what to start or build. */
 export async function sessionService(runtime: Runtime): Promise<SessionService> {
@@ -43,35 +44,38 @@ export function sessionRoutes({ runtime, body: opening, admit }: RouteDeps): Rou
     }
   };
   const id = (req: Request) => String(req.params.id);
+  // With ASSAY_API_KEYS, a session belongs to the key that made it: another key's list leaves it
+  // out and its get, exec and close are 404 (as MCP's are). Without keys, undefined: one tenant.
+  const owner = (req: Request) => callerOf(req, runtime.config.apiKeys);
   r.post("/sessions", opening("SessionCreate"), async (req, res) => {
     const b = req.body as Wire["SessionCreate"];
     const release = admit(1);
     try {
       const svc = await sessionService(runtime);
-      const info = await guarded(() => svc.create({ language: b.language, limits: b.limits, files: b.files, labels: b.labels, signal: clientGone(req, res) }));
+      const info = await guarded(() => svc.create({ language: b.language, limits: b.limits, files: b.files, labels: b.labels, owner: owner(req), signal: clientGone(req, res) }));
       res.status(201).json(info);
     } finally {
       release();
     }
   });
-  r.get("/sessions", async (_req, res) => {
+  r.get("/sessions", async (req, res) => {
     const svc = await sessionService(runtime);
-    res.json({ sessions: svc.list(), stats: svc.stats() });
+    res.json({ sessions: svc.list(owner(req)), stats: svc.stats() });
   });
   r.get("/sessions/:id", async (req, res) => {
     const svc = await sessionService(runtime);
-    res.json(await guarded(async () => svc.get(id(req))));
+    res.json(await guarded(async () => svc.get(id(req), owner(req))));
   });
   r.delete("/sessions/:id", async (req, res) => {
     const svc = await sessionService(runtime);
-    res.json(await guarded(() => svc.close(id(req))));
+    res.json(await guarded(() => svc.close(id(req), owner(req))));
   });
   r.post("/sessions/:id/exec", opening("SessionExec"), async (req, res) => {
     const b = req.body as Wire["SessionExec"];
     const release = admit(1);
     try {
       const svc = await sessionService(runtime);
-      res.json(await guarded(() => svc.exec(id(req), { code: b.code, cpuMs: b.cpuMs, wallMs: b.wallMs })));
+      res.json(await guarded(() => svc.exec(id(req), { code: b.code, cpuMs: b.cpuMs, wallMs: b.wallMs, owner: owner(req) })));
     } finally {
       release();
     }
