@@ -8,7 +8,10 @@
   `make_reward_fn(verifier=...)`), the reference from `reference` / `answer` / `ground_truth` /
   `solution` (GSM8K's whole `answer`, "... #### 72", is a reference Assay's math verifier reads),
   `options`. AReaL needs a number: an item Assay could not score (reward null) gets `null_reward`
-  (default 0.0) and a warning in the log.
+  (default 0.0) and a warning in the log. `deadline` (default 12 s) bounds the whole call, every
+  retry included, under AsyncRewardWrapper's own 15 s timeout: past that timeout AReaL's wrapper
+  gives the sample a reward of 0 with nothing but its own log line, so a slow or busy Assay must
+  raise first (the wrapper re-raises an exception after its retries).
 - `async_reward(...)`: the same as a coroutine through `AsyncAssay`, for workflows that await
   rewards on their own event loop: thousands of concurrent calls become a few `/reward/batch`
   requests. Returns None for an unscored item.
@@ -32,6 +35,10 @@ from .client import AssayError
 
 log = logging.getLogger("assay_client.areal")
 
+#: reward_fn's deadline, seconds: under AsyncRewardWrapper's default timeout (15 s; areal/api/reward_api.py),
+#: past which AReaL scores the sample 0 instead of raising.
+AREAL_DEADLINE_S = 12.0
+
 __all__ = ["reward_fn", "make_reward_fn", "math_reward_fn", "async_reward", "AssayAgent"]
 
 
@@ -42,10 +49,11 @@ def _prompt_text(prompt: Any) -> Optional[str]:
 def reward_fn(prompt: Any, completions: str, prompt_ids: Optional[List[int]] = None,
               completion_ids: Optional[List[int]] = None, *, assay_url: Optional[str] = None,
               api_key: Optional[str] = None, verifier: Optional[str] = None,
-              null_reward: float = 0.0, **data: Any) -> float:
-    """AReaL's reward function: Assay's reward for `completions` against the row in `data`."""
+              null_reward: float = 0.0, deadline: float = AREAL_DEADLINE_S, **data: Any) -> float:
+    """AReaL's reward function: Assay's reward for `completions` against the row in `data`; raises
+    AssayError when Assay does not answer within `deadline` seconds."""
     item = item_for_row(completions, data, verifier=verifier, prompt=_prompt_text(prompt))
-    result = sync_client(assay_url, api_key).score_batch([item])[0]
+    result = sync_client(assay_url, api_key).score_batch([item], deadline=deadline)[0]
     reward = result.get("reward")
     if reward is None:
         log.warning("Assay could not score an item (%s: %s); AReaL gets null_reward=%s",
@@ -55,11 +63,12 @@ def reward_fn(prompt: Any, completions: str, prompt_ids: Optional[List[int]] = N
 
 
 def make_reward_fn(*, verifier: Optional[str] = None, assay_url: Optional[str] = None,
-                   api_key: Optional[str] = None, null_reward: float = 0.0) -> Any:
+                   api_key: Optional[str] = None, null_reward: float = 0.0,
+                   deadline: float = AREAL_DEADLINE_S) -> Any:
     """`reward_fn` with settings bound; picklable (a functools.partial of a module function), so
-    AsyncRewardWrapper's process pool can run it."""
+    AsyncRewardWrapper's process pool can run it. Keep `deadline` under the wrapper's timeout."""
     return functools.partial(reward_fn, assay_url=assay_url, api_key=api_key, verifier=verifier,
-                             null_reward=null_reward)
+                             null_reward=null_reward, deadline=deadline)
 
 
 #: `reward_fn` for rows without a `verifier` field, scored by `math`; importable by name, as AReaL's

@@ -113,9 +113,15 @@ class _Transport:
             conn.close()
             self._local.conn = None
 
-    def request(self, method: str, path: str, body: Optional[bytes]) -> Tuple[int, Mapping[str, str], bytes]:
-        """One HTTP exchange. Raises OSError / http.client.HTTPException when the connection fails."""
+    def request(self, method: str, path: str, body: Optional[bytes],
+                timeout: Optional[float] = None) -> Tuple[int, Mapping[str, str], bytes]:
+        """One HTTP exchange, its socket waits bounded by `timeout` (seconds; default the client's).
+        Raises OSError (socket.timeout among them) / http.client.HTTPException when it fails."""
         conn = self._connection()
+        t = self.timeout if timeout is None else min(self.timeout, timeout)
+        conn.timeout = t
+        if conn.sock is not None:
+            conn.sock.settimeout(t)
         try:
             conn.request(method, self.base + path, body=body, headers=self.headers)
             resp = conn.getresponse()
@@ -262,6 +268,18 @@ class _Base:
         d = deadline if deadline is not None else self.deadline
         return None if d is None else time.monotonic() + d
 
+    def _left(self, until: Optional[float], attempt: int) -> Optional[float]:
+        """What is left of the deadline for the next exchange (None: no deadline); AssayError once
+        none is left. The exchange's own socket waits are bounded by it, so a slow server cannot
+        hold a call past its deadline (it could, by the transport's 120 s timeout, per try)."""
+        if until is None:
+            return None
+        left = until - time.monotonic()
+        if left <= 0:
+            raise AssayError(f"no answer from Assay ({self.url}) within the deadline after {attempt} tries; "
+                             f"raise deadline= or add replicas")
+        return left
+
     def _plan(self, attempt: int, tried: List[int], i: int, until: Optional[float], delay: float, why: str) -> float:
         """After a failed try on replica i: the wait before the next (none if another healthy
         replica has not been tried), or AssayError when the retries or the deadline are spent."""
@@ -327,8 +345,9 @@ class AssayClient(_Base):
         attempt = 0
         while True:
             i = self._replicas.pick(tried)
+            left = self._left(until, attempt)
             try:
-                exchange: Any = self._transports[i].request(method, path, body)
+                exchange: Any = self._transports[i].request(method, path, body, left)
             except _CONNECTION_ERRORS as e:
                 exchange = e
             done, value, delay = self._exchange_outcome(i, attempt, tried, until, exchange)
@@ -427,8 +446,9 @@ class AsyncAssayClient(_Base):
         attempt = 0
         while True:
             i = self._replicas.pick(tried)
+            left = self._left(until, attempt)
             try:
-                exchange: Any = await asyncio.to_thread(self._transports[i].request, method, path, body)
+                exchange: Any = await asyncio.to_thread(self._transports[i].request, method, path, body, left)
             except _CONNECTION_ERRORS as e:
                 exchange = e
             done, value, delay = self._exchange_outcome(i, attempt, tried, until, exchange)

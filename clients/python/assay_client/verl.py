@@ -28,7 +28,9 @@ Settings come from `reward_kwargs` (`assay_url`, `api_key`, `verifier`, `null_re
 from __future__ import annotations
 
 import json
+import logging
 import threading
+import time
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 # Absolute, not relative: verl loads this file by path as `custom_module`, outside its package.
@@ -143,9 +145,34 @@ def item_for(data_source: Any, solution_str: str, ground_truth: Any, extra_info:
     return item
 
 
+log = logging.getLogger("assay_client.verl")
+
+#: Unscored items since the last warning, and when it was (time.monotonic()).
+_unscored = {"n": 0, "last": float("-inf")}
+_unscored_lock = threading.Lock()
+#: At most one warning this often, seconds, with the count since the last.
+UNSCORED_NOTICE_S = 30.0
+
+
+def _note_unscored(result: Mapping[str, Any], null_reward: float) -> None:
+    """verl needs a number, so an item Assay could not score trains on `null_reward`; its only other
+    trace is `assay_scored`, which verl's training metrics never read (only validation's). Say so in
+    the log, rate-limited, with the count."""
+    with _unscored_lock:
+        _unscored["n"] += 1
+        now = time.monotonic()
+        if now - _unscored["last"] < UNSCORED_NOTICE_S:
+            return
+        n, _unscored["n"], _unscored["last"] = _unscored["n"], 0, now
+    log.warning("Assay could not score %d item(s) since the last notice (the latest %s: %s); verl trains on "
+                "null_reward=%s for them", n, result.get("status"), str(result.get("reason"))[:200], null_reward)
+
+
 def _as_score(result: Mapping[str, Any], null_reward: float) -> Dict[str, Any]:
     reward = result.get("reward")
     scored = reward is not None
+    if not scored:
+        _note_unscored(result, null_reward)
     return {
         "score": float(reward) if scored else float(null_reward),
         "assay_scored": 1 if scored else 0,

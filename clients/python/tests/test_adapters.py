@@ -204,3 +204,21 @@ def test_openrlhf_custom_reward_func_returns_tensors(assay_url, monkeypatch):
     out = orl.reward_func(["q Paris", "q Rome"], ["q ", "q "], [orl.label("exact", "paris")] * 2)
     assert out["rewards"].tolist() == [1.0, 0.0]
     assert out["extra_logs"]["assay_unscored"].tolist() == [0.0, 0.0]
+
+
+def test_verl_says_in_the_log_when_it_trains_on_null_reward(caplog):
+    """verl needs a number; an unscored item's 0.0 was otherwise silent (assay_scored reaches only
+    verl's validation metrics). One warning per UNSCORED_NOTICE_S, with the count."""
+    import logging
+    verl._unscored.update(n=0, last=float("-inf"))
+    with caplog.at_level(logging.WARNING, logger="assay_client.verl"):
+        for _ in range(3):
+            got = verl._as_score({"reward": None, "status": "error", "reason": "sandbox down"}, 0.0)
+            assert got["score"] == 0.0 and got["assay_scored"] == 0
+        verl._as_score({"reward": 1.0, "status": "ok"}, 0.0)
+    notes = [r.getMessage() for r in caplog.records if r.name == "assay_client.verl"]
+    assert len(notes) == 1 and "could not score 1 item" in notes[0] and "sandbox down" in notes[0]
+    verl._unscored["last"] = float("-inf")
+    with caplog.at_level(logging.WARNING, logger="assay_client.verl"):
+        verl._as_score({"reward": None, "status": "error", "reason": "x"}, 0.0)
+    assert "could not score 3 item" in caplog.records[-1].getMessage()

@@ -177,3 +177,22 @@ def test_client_and_trl_reward_survive_pickling(assay_url):
     assert f(prompts=["q"], completions=["a"], reference=["a"]) == [1.0]
     c.close()
     c2.close()
+
+
+def test_a_slow_server_fails_a_blocking_call_at_its_deadline(fake_assay):
+    """The deadline bounds each exchange's socket waits, not only the pauses between tries: a
+    server that takes 3 s fails a 0.5 s call in about 0.5 s (it waited the transport's 120 s)."""
+    fake = fake_assay(delay=3.0)
+    c = AssayClient(fake.url, retry=FAST)
+    t0 = time.monotonic()
+    with pytest.raises(AssayError, match="deadline"):
+        c.score_batch([{"verifier": "v", "response": "x"}], deadline=0.5)
+    assert time.monotonic() - t0 < 2.0
+
+    async def main():
+        t = time.monotonic()
+        with pytest.raises(AssayError, match="deadline"):
+            await AsyncAssayClient(fake.url, retry=FAST).score_batch([{"verifier": "v", "response": "x"}], deadline=0.5)
+        return time.monotonic() - t
+
+    assert asyncio.run(main()) < 2.0

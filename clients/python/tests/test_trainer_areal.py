@@ -309,3 +309,16 @@ def test_the_example_agent_returns_assays_reward_through_areals_runner(assay_url
     assert sorted(set_rewards) == [0.0, 0.0, 1.0] and model.auth == ["Bearer session-key"] * 3
     rejected = [r.getMessage() for r in caplog.records if "will be rejected" in r.getMessage()]
     assert len(rejected) == 1 and "AssayError" in rejected[0] and "no sandbox" in rejected[0]
+
+
+def test_a_slow_assay_raises_under_areals_wrapper_instead_of_becoming_reward_0(fake_assay):
+    """AsyncRewardWrapper scores a sample 0 when the function outlasts its timeout (15 s by
+    default), and re-raises any other failure after its retries. reward_fn's deadline (12 s by
+    default, under that timeout) makes a slow Assay an exception. Here both are scaled down: a
+    wrapper timeout of 3 s and a deadline of 1 s, against an Assay that takes 5 s to answer.
+    Before the deadline bounded each HTTP exchange, the wrapper returned 0 after its retries."""
+    fake = fake_assay(delay=5.0)
+    wrapper = AsyncRewardWrapper(areal.make_reward_fn(verifier="math", assay_url=fake.url, deadline=1.0),
+                                 timeout_seconds=3, max_workers=1, max_retries=1)
+    with pytest.raises(Exception, match="deadline"):
+        asyncio.run(compute_rewards(wrapper, "\\boxed{72}", "q", [1], [2], GSM8K))
