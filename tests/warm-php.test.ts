@@ -70,7 +70,7 @@ function suite(name: string, open: () => Promise<Opened>) {
       const run = (code: string, limits = LIMITS, stdin?: string) => sb.run({ language: "php", code, limits, stdin });
       const ok = (r: Awaited<ReturnType<typeof run>>) => assert.equal(r.status, "finished", `${r.message ?? ""} ${r.stderr}`);
 
-      test("a run is forked from the warm php, between runs: under 8 ms of CPU at its first line, 20+ when php starts", async () => {
+      test("a run is forked from the warm php, between runs: under 14 ms of CPU at its first line, 20+ when php starts", async () => {
         ok(await run("<?php echo 1;"));
         await new Promise((r) => setTimeout(r, 1500));
         const cpus: number[] = [];
@@ -82,7 +82,8 @@ function suite(name: string, open: () => Promise<Opened>) {
           if (i === 0) assert.ok(age >= 1.0, `the run's process is ${age.toFixed(3)} s old: it was made when its job came, not ahead`);
         }
         const med = [...cpus].sort((a, b) => a - b)[1];
-        assert.ok(med < 8, `${med.toFixed(2)} ms of CPU before the program's first line (${cpus.map((c) => c.toFixed(2)).join(", ")}): not a fork`);
+        // A fork's 5-9 ms against a start's 20+: the bound sits between (8 failed at 8.0-9.6 ms on a loaded CI host).
+        assert.ok(med < 14, `${med.toFixed(2)} ms of CPU before the program's first line (${cpus.map((c) => c.toFixed(2)).join(", ")}): not a fork`);
       });
 
       test("a polluting run is followed by a clean one on the same slot, with a fresh random seed, and a run is `php -d … main.php`", async () => {

@@ -32,7 +32,8 @@ describe("extraction", () => {
 describe("comparison", () => {
   test("modes", () => {
     assert.ok(outputsMatch("1 2  \n3\n\n", "1 2\n3", "lines"));
-    assert.ok(!outputsMatch("1  2\n3", "1 2\n3", "lines"));
+    assert.ok(!outputsMatch("a  b\n3", "a b\n3", "lines"), "spacing inside a line of words counts");
+    assert.ok(outputsMatch("1  2\n3", "1 2\n3", "lines"), "a line of numbers compares by value (LiveCodeBench's grade_stdio)");
     assert.ok(outputsMatch("1  2\n3", "1 2 3", "tokens"));
     assert.ok(!outputsMatch("1\n", "1", "exact"));
     assert.ok(outputsMatch("0.3333333 2", "0.33333333333 2", "float"));
