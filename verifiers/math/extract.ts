@@ -159,7 +159,7 @@ function fromPhraseInner(s: string, boxAt: number): { x: Extracted; at: number }
 }
 
 /** What an answer phrase followed by `not` names: no answer, and no later source is read for one. */
-const REFUSED: Extracted = { answer: "", latex: false, via: "phrase" };
+const REFUSED: Extracted & { refused: true } = { answer: "", latex: false, via: "phrase", refused: true };
 /** Numbers joined by `or` in prose (`either 3 or 4`, `3 (or maybe 4)`): every number of `s`, else null. Linear: one pass for `or`, one for numbers. */
 function hedgedNumbers(s: string): string[] | null {
   const or = /\bor\b/i.exec(s);
@@ -247,7 +247,7 @@ export function extractAnswer(text: string, o: ExtractOptions = {}): Extracted |
       if (both) k++;
       const box = spans.length ? { answer: lastGroup(s, spans), latex: true, via: "boxed" as const, at: boxAt } : null;
       const pick = box && phrase ? (phrase.at > box.at ? phrase : box) : box ?? phrase;
-      if (pick) return pick.answer === REFUSED.answer ? null : { answer: pick.answer, latex: pick.latex, via: pick.via }; // no fallback past a refusal
+      if (pick) return "refused" in pick ? null : { answer: pick.answer, latex: pick.latex, via: pick.via }; // no fallback past a refusal
     } else if (src === "latex") {
       const spans = mathSpans(s).filter((x) => x.body.trim() !== "");
       if (spans.length) {

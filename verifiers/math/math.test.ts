@@ -41,6 +41,9 @@ describe("extraction", () => {
       ["\\boxed 5", "5", 1],
     ]);
     assert.equal(extractAnswer("a \\boxed{x^{2}} b")?.answer, "x^{2}");
+    // An empty box is an empty answer, not "the answer is not ...", which names none.
+    assert.deepEqual(extractAnswer("\\boxed{}"), { answer: "", latex: true, via: "boxed" });
+    assert.equal(extractAnswer("The answer is not 4."), null);
   });
   test("a box and an answer phrase: the later one in the text is the answer", () => {
     const got = (s: string) => { const e = extractAnswer(s); return e && [e.answer, e.via]; };
