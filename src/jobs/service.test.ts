@@ -37,31 +37,13 @@ const until = async (cond: () => boolean | Promise<boolean>, what: string, ms = 
 const within = <T>(p: Promise<T>, ms: number, what: string) =>
   Promise.race([p, new Promise<never>((_, no) => setTimeout(() => no(new Error(`${what} did not return within ${ms} ms`)), ms))]);
 
-for (const shared of [false, true]) {
-  test(`close() returns while the loop awaits the store (${shared ? "shared" : "embedded"} store)`, async () => {
-    const runtime = await testRuntime();
-    const { store, state } = heldStore(shared);
-    const svc = new JobService(runtime.config, quiet, store);
-    try {
-      state.hold = true;
-      svc.start(runtime.scorer);
-      await until(() => state.calls >= 1, "begin()'s read");
-      state.release();
-      await until(() => state.calls >= 2, "the loop's read, held");
-      const closing = svc.close();
-      state.release();
-      await within(closing, 400, "close()"); // under the shared store's 500 ms pause, which closing must not wait out
-    } finally {
-      await svc.close();
-      await store.close();
-      await runtime.close();
-    }
-  });
-}
-
-test("a job submitted while the loop reads the store is scored without another submit", async () => {
+/**
+ * A job service over heldStore(shared), started with every read held: `body` runs once the loop's
+ * first read of its own (after begin()'s, let through) is held. Closes everything after.
+ */
+async function withLoopInRead(shared: boolean, body: (svc: JobService, store: Store, state: ReturnType<typeof heldStore>["state"]) => Promise<void>) {
   const runtime = await testRuntime();
-  const { store, state } = heldStore(false);
+  const { store, state } = heldStore(shared);
   const svc = new JobService(runtime.config, quiet, store);
   try {
     state.hold = true;
@@ -69,15 +51,29 @@ test("a job submitted while the loop reads the store is scored without another s
     await until(() => state.calls >= 1, "begin()'s read");
     state.release(); // begin(): nothing to resume
     await until(() => state.calls >= 2, "the loop's read, held");
+    await body(svc, store, state);
+  } finally {
+    await svc.close();
+    await store.close();
+    await runtime.close();
+  }
+}
+
+for (const shared of [false, true]) {
+  test(`close() returns while the loop awaits the store (${shared ? "shared" : "embedded"} store)`, () =>
+    withLoopInRead(shared, async (svc, _store, state) => {
+      const closing = svc.close();
+      state.release();
+      await within(closing, 400, "close()"); // under the shared store's 500 ms pause, which closing must not wait out
+    }));
+}
+
+test("a job submitted while the loop reads the store is scored without another submit", () =>
+  withLoopInRead(false, async (svc, store, state) => {
     state.hold = false;
     // The held read saw no job; this one lands before it answers.
     const { id } = await svc.submit((async function* () { yield JSON.stringify({ verifier: "exact", response: "a", reference: "a" }); })(), {} as never);
     state.release();
     await until(async () => (await store.jobs.get(id)).status === "done", "the job to finish", 3_000);
     assert.equal((await store.jobs.get(id)).n_ok, 1);
-  } finally {
-    await svc.close();
-    await store.close();
-    await runtime.close();
-  }
-});
+  }));
