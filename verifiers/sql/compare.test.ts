@@ -163,10 +163,13 @@ describe("column order without a search over orders (issue 25)", () => {
   test("the 8,000-row rotation runs in bounded slices: the event loop keeps turning meanwhile (/healthz p99 < 100 ms)", async (t) => {
     const cyclic = Array.from({ length: R }, (_, r) => Array.from({ length: C }, (_, c) => (r + c) % C));
     const rotated = cyclic.map((row, r) => row.map((_, c) => row[(c + r) % C]));
-    // a 1 ms timer stands in for /healthz: each time it runs, the CPU this process spent since it
-    // last ran is what the turn that held it up cost (CPU, not wall time: on a loaded machine
-    // the wall gaps mostly measure the neighbours); in one go the comparison held it for all of it
+    // a 1 ms timer stands in for /healthz: each time it runs, the turn that held it up kept the
+    // main thread for at most the smaller of the wall time and the process's CPU since it last ran
+    // (the wall alone measures the neighbours on a loaded machine; the CPU alone counts V8's
+    // helper threads too, which GC in parallel: 67 ms of CPU in a 44 ms gap on CI once); in one go
+    // the comparison held it for all of it
     let turns = 0;
+    let worst = 0;
     let worstCpu = 0;
     let worstGap = 0;
     let lastCpu = process.cpuUsage();
@@ -174,7 +177,9 @@ describe("column order without a search over orders (issue 25)", () => {
     const tick = setInterval(() => {
       const u = process.cpuUsage(lastCpu);
       const now = performance.now();
-      worstCpu = Math.max(worstCpu, (u.user + u.system) / 1000);
+      const cpu = (u.user + u.system) / 1000;
+      worst = Math.max(worst, Math.min(cpu, now - lastAt));
+      worstCpu = Math.max(worstCpu, cpu);
       worstGap = Math.max(worstGap, now - lastAt);
       lastCpu = process.cpuUsage();
       lastAt = now;
@@ -182,6 +187,7 @@ describe("column order without a search over orders (issue 25)", () => {
     }, 1);
     await new Promise((r) => setTimeout(r, 5));
     turns = 0;
+    worst = 0;
     worstCpu = 0;
     worstGap = 0;
     let r: Comparison | undefined;
@@ -189,7 +195,7 @@ describe("column order without a search over orders (issue 25)", () => {
     const during = turns;
     await new Promise((r) => setTimeout(r, 5)); // the timer's next turn: it measures the last one
     clearInterval(tick);
-    const seen = `longest turn ${worstCpu.toFixed(1)} ms of CPU (${worstGap.toFixed(1)} ms wall), ${during} timer turns during it, ${ms.toFixed(0)} ms of CPU in all`;
+    const seen = `longest turn ${worst.toFixed(1)} ms (most CPU in a turn ${worstCpu.toFixed(1)} ms, longest gap ${worstGap.toFixed(1)} ms wall), ${during} timer turns during it, ${ms.toFixed(0)} ms of CPU in all`;
     t.diagnostic(seen);
     assert.equal(r!.match, false);
     assert.match(r!.reason, /no one column order/);
@@ -197,9 +203,11 @@ describe("column order without a search over orders (issue 25)", () => {
     assert.ok(ms < 1_000, seen);
     assert.ok(during >= 5, `the loop hardly turned: ${seen}`);
     // a turn is a slice (SLICE_MS) plus at most STRIDE rows and now and then a young-generation
-    // GC of the rows (25-50 ms of CPU in all on a loaded machine); in one go it was the whole
-    // comparison (360-380 ms here)
-    assert.ok(worstCpu < 100 && worstCpu < ms / 2, seen);
+    // GC (scavenges of 20-26 ms in this file's 100 MB heap: 33-45 ms turns here, 44 ms on CI); in
+    // one go it was the whole comparison (126 ms of CPU on CI, 260-380 ms here). The floor of
+    // 50 ms keeps a fast machine's GC pause from reading as one go; one go there has no timer
+    // turns at all (the check above).
+    assert.ok(worst < 100 && worst < Math.max(ms / 2, 50), seen);
   });
   test("the same result with its columns permuted and its rows shuffled still matches, with the permutation, in under 1 s of CPU", async () => {
     const P = [3, 0, 7, 1, 6, 2, 5, 4]; // model column k holds gold column P[k]
