@@ -10,6 +10,12 @@ test("integers compare exactly in float mode: no tolerance turns 1000000000 into
   assert.equal(outputsMatch("+5", "5", "float"), true, "the same integer written differently");
   assert.equal(outputsMatch("12345678901234567890", "12345678901234567891", "float"), false, "beyond 2^53");
   assert.equal(outputsMatch("12345678901234567890", "12345678901234567890", "float"), true);
+  // written as a float, an answer to an integer is still that integer or not: no tolerance
+  assert.equal(outputsMatch("1000000000.0\n", "1000000007\n", "float"), false);
+  assert.equal(outputsMatch("1e9", "1000000007", "float"), false);
+  assert.equal(outputsMatch("1000000007.0 1.00e3", "1000000007 1000", "float"), true, "the same integers in float form");
+  assert.equal(outputsMatch("2.9999999", "3", "float"), false);
+  assert.equal(outputsMatch("3", "2.9999999", "float"), true, "the expected float keeps its tolerance");
 });
 
 test("non-integers keep their tolerance", () => {

@@ -112,13 +112,15 @@ function sameLine(x: string, e: string): boolean {
 }
 
 /**
- * Two numeric tokens: integers exactly (BigInt), anything else within `tol`; past a double's
- * range (both read as Infinity, `1e400` and `2e400`) by exact value, never as equal infinities.
+ * An output token `x` against the expected token `e`: an expected integer exactly, by value
+ * (`1000000007.0` is 1000000007; `1000000000.0` is not, however close); anything else within
+ * `tol`; past a double's range (both read as Infinity, `1e400` and `2e400`) by exact value,
+ * never as equal infinities.
  */
 function tokensClose(x: string, e: string, tol: number): boolean {
   if (x === e) return true;
   if (x.length > NUM_MAX || e.length > NUM_MAX || !NUM.test(x) || !NUM.test(e)) return false;
-  if (INT.test(x) && INT.test(e)) return BigInt(x) === BigInt(e);
+  if (INT.test(e)) return INT.test(x) ? BigInt(x) === BigInt(e) : sameNumber(x, e);
   const a = Number(x);
   const b = Number(e);
   if (!Number.isFinite(a) || !Number.isFinite(b)) return sameNumber(x, e);
