@@ -185,9 +185,14 @@ const SIGN_BEFORE = /[\s=:,;([{](?:[-−–](?:\s|\\[,;:!])?|[-−]\s?\(\s?|[Nn]
 const OPERAND_BEFORE = /(?:[\d)\]}]|(?<![a-zA-Z\\])[a-zA-Z])$/;
 const SIGN_WINDOW = 24;
 
+/** What before a number says the text is not that number: `3 and not 4`, `3, not 4`, `not equal to 4`. Run on a bounded slice (NOT_WINDOW). */
+const NOT_BEFORE = /\bnot\s+(?:equal\s+to\s+|be\s+)?$/i;
+const NOT_WINDOW = 20;
+
+/** The last number of `s` that the text does not deny (`It is 3 and not 4` is 3; `It is not 4` has none). */
 function lastNumber(s: string): string | null {
   let last: RegExpMatchArray | null = null;
-  for (const m of s.matchAll(NUMBER)) last = m;
+  for (const m of s.matchAll(NUMBER)) if (!NOT_BEFORE.test(s.slice(Math.max(0, m.index! - NOT_WINDOW), m.index!))) last = m;
   if (!last) return null;
   const at = last.index!, end = at + last[0].length;
   let n = last[0];

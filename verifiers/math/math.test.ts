@@ -541,6 +541,9 @@ const traps: Row[] = [
   ["The answer is 4, not 3.", "4", 1], ["The answer is 4, not 3.", "3", 0], ["The answer is 3 (not 4)", "3", 1],
   ["The answer is not 4.", "4", 0], ["The answer is not $4$.", "4", 0], ["I get 4. The answer is not 4.", "4", 0], ["\\boxed{4}. The answer is not unique.", "4", 1],
   ["The answer is 5 or more", "5", 1], ["The answer is 7, which is not prime.", "7", 1], ["The answer is nothing but 4", "4", 1],
+  // without a phrase, the last number the text does not deny (it read 4 in "It is 3 and not 4")
+  ["It is 3 and not 4.", "4", 0], ["It is 3 and not 4.", "3", 1], ["So x = 12 (not 13).", "13", 0], ["It is not 4.", "4", 0],
+  ["x is not equal to 4, so x = 5", "5", 1], ["$x = 2$ and not 3", "3", 0], ["It does not exceed 5", "5", 1],
   // and a hyphen or a binary minus is not a sign
   ["COVID-19 cases rose to 19.", "19", 1], ["The range is 3 - 5.", "5", 1], ["pages 10–20", "20", 1], ["Total: 5 - 3 = 2", "2", 1],
   ["\\boxed{|x|}", "x", 0], ["\\boxed{\\sqrt{x^2}}", "|x|", 1], ["\\boxed{x}", "y", 0], ["\\boxed{3.14}", "\\pi", 0],
