@@ -69,6 +69,11 @@ describe("session routes (docker)", { skip: opened.skip }, () => {
     const big = await request(a).post("/sessions").send({ language: "python", limits: { memoryMb: 1 << 30 } }).expect(400);
     assert.match(big.body.error, /cap/);
     await request(a).post("/sessions/x/exec").send({ nocode: 1 }).expect(400);
+    // files the sandbox cannot write are the caller's error (they were a 500)
+    for (const files of [{ "../x": "" }, { "a\u0000b": "" }, { "a": "1", "a/b": "2" }, { "x": "\ud800" }]) {
+      const r = await request(a).post("/sessions").send({ language: "python", files }).expect(400);
+      assert.match(r.body.error, /^files: /);
+    }
   });
 
   test("past ASSAY_SESSION_MAX open sessions: 429 with Retry-After, at once", { timeout: 180_000 }, async () => {

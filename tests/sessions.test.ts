@@ -18,8 +18,12 @@ describe(`sessions (${backend})`, { skip: opened.skip }, () => {
   after(() => svc.shutdown());
 
   test("python keeps variables, imports, functions and files between execs; the last expression's value comes back", { timeout: 180_000 }, async () => {
-    const s = await svc.create({ language: "python", files: { "data.txt": "41" } });
+    const s = await svc.create({ language: "python", files: { "data.txt": "41", "in/deep/x.txt": "y" } });
     assert.equal(s.status, "active");
+    // the folders made for `files` are the session's (they were root's: the code could not write in them)
+    const w = await svc.exec(s.id, { code: "open('in/deep/new.txt', 'w').write('z')\nopen('in/deep/x.txt').read()" });
+    assert.equal(w.status, "ok", JSON.stringify(w));
+    assert.equal(w.value, "'y'");
     let r = await svc.exec(s.id, { code: "import math\nn = int(open('data.txt').read())\ndef inc(x):\n    return x + 1\nprint('set')" });
     assert.equal(r.status, "ok", JSON.stringify(r));
     assert.equal(r.stdout, "set\n");
@@ -28,11 +32,11 @@ describe(`sessions (${backend})`, { skip: opened.skip }, () => {
     assert.equal(r.value, "42");
     r = await svc.exec(s.id, { code: "math.sqrt(16), open('made.txt').read()" });
     assert.equal(r.value, "(4.0, 'kept')");
-    assert.equal(r.execCount, 3);
+    assert.equal(r.execCount, 4);
     r = await svc.exec(s.id, { code: "def f():\n    return undefined_name\nf()" });
     assert.equal(r.status, "error");
     assert.equal(r.error?.name, "NameError");
-    assert.match(r.error!.traceback, /<cell 4>.*line 2, in f/s);
+    assert.match(r.error!.traceback, /<cell 5>.*line 2, in f/s);
     // An exception does not end the session.
     r = await svc.exec(s.id, { code: "n" });
     assert.equal(r.status, "ok");

@@ -368,7 +368,16 @@ def write_files(files):
         p = os.path.normpath(os.path.join(SCRATCH, rel))
         if not p.startswith(SCRATCH + "/"):
             raise ValueError("file path %r leaves the scratch directory" % rel)
+        # the folders made for it are the session's too, so its code can write in them
+        made = []
+        d = os.path.dirname(p)
+        while d != SCRATCH and not os.path.isdir(d):
+            made.append(d)
+            d = os.path.dirname(d)
         os.makedirs(os.path.dirname(p), exist_ok=True)
+        if IS_ROOT:
+            for d in made:
+                os.chown(d, RUN_UID, RUN_UID)
         with open(p, "w") as f:
             f.write(text)
         if IS_ROOT:

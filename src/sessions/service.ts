@@ -107,6 +107,7 @@ export class Sessions implements SessionService {
     if (this.closed) throw new SessionBusyError("the server is shutting down; retry once it is back", this.opts.retryAfterS);
     if (!LANGUAGES.includes(req.language)) throw new SessionRequestError(`language ${JSON.stringify(req.language)} has no sessions; use one of ${LANGUAGES.join(", ")}`);
     const limits = this.limitsOf(req.limits);
+    checkFiles(req.files);
     if (this.live.size + this.creating >= this.opts.max) {
       throw new SessionBusyError(`${this.opts.max} sessions are open, the most this server keeps (ASSAY_SESSION_MAX); close finished sessions (DELETE /sessions/{id}) or retry later`, this.opts.retryAfterS);
     }
@@ -351,4 +352,36 @@ export async function openSessions(config: import("../core/config.js").Config): 
     maxWaitMs: c.maxWaitMs,
     retryAfterS: config.retryAfterS,
   });
+}
+
+/** A UTF-16 surrogate not in a pair (with the u flag a pair is one code point): utf8 has no way to write it. */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+/**
+ * Refuses (400) a `files` map the sandbox could not write: a path that is empty, absolute, holds
+ * a `..`, `.` or empty segment (so also one ending in `/`), a NUL or a lone surrogate, or names
+ * a folder of another file (`a` and `a/b`); content that is not well-formed text. These reached
+ * the sandbox's start and came back as a 500.
+ */
+export function checkFiles(files: unknown): void {
+  if (files === undefined || files === null) return;
+  if (typeof files !== "object" || Array.isArray(files)) throw new SessionRequestError("files must be an object: relative path -> utf8 text");
+  const paths = new Set(Object.keys(files));
+  for (const [path, text] of Object.entries(files)) {
+    const segs = path.split("/");
+    const bad =
+      path === "" ? "is empty"
+      : path.length > 1024 ? "is longer than 1024 characters"
+      : path.includes("\0") ? "holds a NUL"
+      : LONE_SURROGATE.test(path) ? "holds a lone surrogate"
+      : segs.length > 32 ? "is deeper than 32 folders"
+      : path.startsWith("/") ? "is absolute; give it relative to the session's directory"
+      : segs.includes("..") ? "leaves the session's directory (..)"
+      : segs.some((seg) => seg === "" || seg === ".") ? "has an empty or '.' segment"
+      : segs.slice(1).some((_, i) => paths.has(segs.slice(0, i + 1).join("/"))) ? "lies inside another file's path"
+      : null;
+    if (bad) throw new SessionRequestError(`files: the path ${JSON.stringify(path.slice(0, 80))} ${bad}`);
+    if (typeof text !== "string") throw new SessionRequestError(`files: ${JSON.stringify(path.slice(0, 80))} must be utf8 text, got ${text === null ? "null" : typeof text}`);
+    if (LONE_SURROGATE.test(text)) throw new SessionRequestError(`files: ${JSON.stringify(path.slice(0, 80))} holds a lone surrogate, which utf8 cannot write`);
+  }
 }
