@@ -74,9 +74,12 @@ export class MemorySessions implements SessionService {
       session: this.info(id),
     };
   }
-  async close(id: string): Promise<SessionInfo> {
+  async close(id: string, owner?: string): Promise<SessionInfo> {
+    if (!this.cells.has(id) || this.owners.get(id) !== owner) throw new SessionNotFoundError(`no session ${id}`);
+    this.closed.add(id);
     return this.info(id, "ended");
   }
+  readonly closed = new Set<string>();
   list(): SessionInfo[] {
     return [...this.cells.keys()].map((id) => this.info(id));
   }
@@ -138,7 +141,7 @@ describe("MCP endpoint with the SDK's client", async () => {
 
   test("lists every tool, each with an object input schema from the contract or the registry", async () => {
     const { tools } = await client.listTools();
-    assert.deepEqual(tools.map((t) => t.name).sort(), ["check_math", "python", "run_code", "run_sql", "run_tests"]);
+    assert.deepEqual(tools.map((t) => t.name).sort(), ["check_math", "python", "python_close", "run_code", "run_sql", "run_tests"]);
     for (const t of tools) {
       assert.equal(t.inputSchema.type, "object");
       assert.ok(t.description && t.description.length > 20, t.name);
@@ -203,6 +206,20 @@ describe("MCP endpoint with the SDK's client", async () => {
     const bad = await client.callTool({ name: "python", arguments: { code: 5 } });
     assert.equal(bad.isError, true);
     assert.match(parsed(bad).error, /code must be a string/);
+  });
+
+  test("python_close ends the caller's session, so it stops holding a sandbox before its idle timeout", async () => {
+    const id = parsed(await client.callTool({ name: "python", arguments: { code: "x = 1" } })).session_id as string;
+    const closed = await client.callTool({ name: "python_close", arguments: { session_id: id } });
+    assert.equal(closed.isError, false);
+    assert.deepEqual(parsed(closed), { session_id: id, session_status: "ended", ended_reason: null });
+    assert.ok(sessions.closed.has(id));
+    const unknown = await client.callTool({ name: "python_close", arguments: { session_id: "nope" } });
+    assert.equal(unknown.isError, true);
+    assert.match(parsed(unknown).error, /no session nope/);
+    const bad = await client.callTool({ name: "python_close", arguments: {} });
+    assert.equal(bad.isError, true);
+    assert.match(parsed(bad).error, /session_id must be/);
   });
 
   test("an unknown tool is a tool error naming the tools", async () => {
@@ -281,6 +298,8 @@ describe("MCP endpoint with API keys", async () => {
     const r = await o.callTool({ name: "python", arguments: { code: "print(secret)", session_id: id } });
     assert.equal(r.isError, true);
     assert.deepEqual(sessions.cells.get(id), ["secret = 1"], "nothing ran in the other key's session");
+    assert.equal((await o.callTool({ name: "python_close", arguments: { session_id: id } })).isError, true, "nor can it close it");
+    assert.ok(!sessions.closed.has(id));
     await o.close();
   });
 });

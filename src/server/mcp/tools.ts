@@ -3,8 +3,8 @@
  * face over what the other routes already serve, never a second implementation:
  * - `run_code`: one program, through the same RunCode as POST /run_code (its queue, its limits,
  *   SandboxFusion's request and answer);
- * - `python`: a stateful interpreter session, through the session service's interface
- *   (src/sessions/types.ts), listed only where a session service is wired in;
+ * - `python`, `python_close`: a stateful interpreter session and its end, through the session
+ *   service's interface (src/sessions/types.ts), listed only where a session service is wired in;
  * - `check_math`, `run_tests`, `run_sql`: an item for the `math`, `code`, `sql` verifier, scored by
  *   the scorer as POST /reward scores it (registry checks, deadlines, admission). This file names
  *   the verifiers; it imports none: their input schemas are the registry's published ones.
@@ -109,7 +109,7 @@ async function underAdmission(take: () => () => void, work: () => Promise<ToolAn
 
 export function mcpTools(d: ToolDeps): Tool[] {
   const tools: Tool[] = [runCodeTool(d)];
-  if (d.sessions) tools.push(pythonTool(d, d.sessions));
+  if (d.sessions) tools.push(pythonTool(d, d.sessions), pythonCloseTool(d.sessions));
   const published = new Map(d.runtime.registry.list().map((v) => [v.name, v]));
   for (const t of VERIFIER_TOOLS) {
     const v = published.get(t.verifier);
@@ -150,7 +150,7 @@ function pythonTool({ admit }: ToolDeps, sessions: () => Promise<SessionService>
   return {
     name: "python",
     description:
-      "Runs Python code in a persistent interpreter session, like a notebook cell: variables, imports and files are kept between calls of the same session. Call it without session_id to start a session; the answer carries the session_id to pass on later calls. Returns stdout, stderr, the value of the last expression, and the error with its traceback if the code raised.",
+      "Runs Python code in a persistent interpreter session, like a notebook cell: variables, imports and files are kept between calls of the same session. Call it without session_id to start a session; the answer carries the session_id to pass on later calls (end it with python_close when done). Returns stdout, stderr, the value of the last expression, and the error with its traceback if the code raised.",
     inputSchema: {
       type: "object",
       properties: {
@@ -181,6 +181,34 @@ function pythonTool({ admit }: ToolDeps, sessions: () => Promise<SessionService>
           return sessionRefusal(e);
         }
       });
+    },
+  };
+}
+
+/**
+ * Ends a python session now: its sandbox goes back at once, instead of holding one of the
+ * server's ASSAY_SESSION_MAX slots until its idle timeout (an agent that starts a session per
+ * rollout and never closes it would otherwise hold them all).
+ */
+function pythonCloseTool(sessions: () => Promise<SessionService>): Tool {
+  return {
+    name: "python_close",
+    description:
+      "Ends a python session: its interpreter, variables and files are gone, and its sandbox is freed for other sessions. Call it when you are done with a session_id; an ended session's id answers as ended.",
+    inputSchema: {
+      type: "object",
+      properties: { session_id: { type: "string", maxLength: 128, description: "the session_id a python call returned" } },
+      required: ["session_id"],
+    },
+    async call({ args, owner }) {
+      const { session_id } = args;
+      if (typeof session_id !== "string" || !SESSION_ID.test(session_id)) return refusal("arguments.session_id must be a session_id a python call returned", { field: "session_id" });
+      try {
+        const info = await (await sessions()).close(session_id, owner);
+        return answer({ session_id, session_status: info.status, ended_reason: info.endedReason }, false);
+      } catch (e) {
+        return sessionRefusal(e);
+      }
     },
   };
 }
