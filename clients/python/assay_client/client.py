@@ -327,6 +327,16 @@ class _Base:
         results = body.get("results") if isinstance(body, dict) else None
         if not isinstance(results, list) or len(results) != len(chunk):
             raise AssayError(f"Assay answered a batch of {len(chunk)} with {len(results) if isinstance(results, list) else 'no'} results")
+        # Rewards are taken by position: an item that carries an id must get its own result back
+        # there, or every reward of the batch could belong to another rollout.
+        for k, (item, r) in enumerate(zip(chunk, results)):
+            want = item.get("id") if isinstance(item, dict) else None
+            if want is None:
+                continue
+            got = r.get("id") if isinstance(r, dict) else None
+            if got != want:
+                raise AssayError(f"Assay's result {k} of a batch of {len(chunk)} carries id {got!r}, not the item's "
+                                 f"{want!r}: the results are not the items' in order, so none is used")
         return results
 
 

@@ -143,6 +143,22 @@ def test_a_failing_chunk_is_retried_alone_and_order_is_kept(fake_assay):
     assert sorted(len(r["body"]["items"]) for r in fake.requests) == [10] * 6
 
 
+def test_results_whose_ids_are_not_the_items_are_refused_not_used(fake_assay):
+    # Rewards are taken by position; results for other items (or in another order) used to be
+    # paid to whichever rollout sat at that position.
+    swapped = {"results": [{"id": "b", "reward": 1.0, "status": "ok"}, {"id": "a", "reward": 0.0, "status": "ok"}]}
+    fake = fake_assay([(200, {}, json.dumps(swapped).encode())])
+    items = [{"id": "a", "verifier": "v", "response": "x"}, {"id": "b", "verifier": "v", "response": "y"}]
+    with pytest.raises(AssayError, match="carries id 'b', not the item's 'a'"):
+        AssayClient(fake.url, retry=FAST).reward_batch(items)
+    missing = {"results": [{"reward": 1.0, "status": "ok"}]}
+    fake = fake_assay([(200, {}, json.dumps(missing).encode())])
+    with pytest.raises(AssayError, match="carries id None"):
+        AssayClient(fake.url, retry=FAST).reward_batch(items[:1])
+    fake = fake_assay()  # echoes each item's id: used as before, ids or none
+    assert AssayClient(fake.url, retry=FAST).reward_batch(items + [{"verifier": "v", "response": "zzz"}]) == [1.0, 1.0, 3.0]
+
+
 def test_chunks_go_out_concurrently_up_to_the_limit(fake_assay):
     fake = fake_assay(delay=0.15)
     items = [{"verifier": "v", "response": "x"} for _ in range(80)]
