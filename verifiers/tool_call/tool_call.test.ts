@@ -66,6 +66,20 @@ describe("tool_call", () => {
       assert.equal(out.details?.format_rule, "parsed");
     }
   });
+  test("a list reference reads the calls after the reasoning: a call drafted in <think>, or in a cut-off think, is no call", async () => {
+    // Before: each of these read the drafted call and scored the maximum, 4.
+    const list = [{ name: "get_weather", arguments: { city: "Paris" } }];
+    const call = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>';
+    for (const response of [`<think>Plan: ${call} then check... (cut off`, `<think>Maybe ${call}? No.</think>\nI cannot help with that.`, '<think>draft {"name":"get_weather","arguments":{"city":"Paris"}}']) {
+      const out = await run(response, list);
+      assert.equal(out.reward, -3, `${response}: ${out.reason}`);
+      assert.match(out.reason, /unreadable/);
+    }
+    assert.equal((await run(`<think>I will call it.</think>\n${call}`, list)).reward, 4, "the call after the reasoning counts");
+    // with no call in the ground truth, a cut-off think has said nothing: no format credit
+    assert.equal((await run("<think>I would answer Paris", [])).reward, 0);
+    assert.equal((await run("<think>ok</think>\nIt is sunny in Paris.", [])).reward, 1);
+  });
   test("integers beyond 2^53 compare exactly against a ToolRL string, as Python's json reads them", async () => {
     const gt = '<think>x</think>\n<tool_call>\n{"name": "f", "parameters": {"id": 12345678901234567890}}\n</tool_call>';
     const call = (id: string) => `<think>y</think>\n<tool_call>\n{"name": "f", "parameters": {"id": ${id}}}\n</tool_call>`;

@@ -20,6 +20,7 @@
  */
 import { munkres } from "munkres";
 import { DEFAULT_LIMITS, extractJson, parseJsonText, type JsonLimits } from "../json/parse.js";
+import { afterThink } from "../../src/core/completion.js";
 
 export interface ToolCall {
   name: string;
@@ -311,8 +312,12 @@ export function toolrlReward(
 ): ToolRLResult {
   const text = assistantText(completion);
   const wantCall = expected.length > 0;
-  const read = readCalls(text, limits);
-  const formatOk = rule === "toolrl" ? toolrlFormatOk(text, wantCall, wantResponse) : wantCall ? read.ok : !read.ok && text.length > 0;
+  // Under "parsed" the calls are what the completion says after its reasoning: a call drafted
+  // inside <think>, or in a think block the token limit cut off, is not one (it was paid in
+  // full). ToolRL's layout rule reads the whole text, as ToolRL's own scorer does.
+  const said = rule === "parsed" ? afterThink(text).trim() : text;
+  const read = readCalls(said, limits);
+  const formatOk = rule === "toolrl" ? toolrlFormatOk(text, wantCall, wantResponse) : wantCall ? read.ok : !read.ok && said.length > 0;
   const format = formatOk ? w.format_max : w.format_min;
   let correct = 0;
   let detail: CorrectnessDetail | null = null;
