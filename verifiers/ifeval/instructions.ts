@@ -180,9 +180,11 @@ function wordBoundedFinder(word: string, id: string): (text: string) => boolean 
   }
   const w = pyReFold(word);
   return (t) => {
-    const low = pyReFold(t);
+    const low = pyReFold(t); // one code unit for one: indices in `low` are indices in `t`
     for (let i = low.indexOf(w); i >= 0; i = low.indexOf(w, i + 1)) {
-      if (pyWordBoundary(low, i) && pyWordBoundary(low, i + w.length)) return true;
+      // boundaries on the text as written: the fold maps ι to U+0345, a combining mark that is no
+      // word character, so on the folded text every iota made or hid a boundary
+      if (pyWordBoundary(t, i) && pyWordBoundary(t, i + w.length)) return true;
     }
     return false;
   };
