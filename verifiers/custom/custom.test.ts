@@ -87,6 +87,7 @@ const ESCAPES: [string, string, RegExp][] = [
   ["fetch", `export function score() { fetch("http://example.com"); return 1; }`, /fetch is not defined/],
   ["import", `export async function score() { await import("node:fs"); return 1; }`, /is not available|promise/],
   ["huge-string", `export function score() { return { reward: 1, details: { s: "x".repeat(1e6) } }; }`, /details of \d+ characters/],
+  ["deep-details", `export function score() { let d = 1; for (let i = 0; i < 5000; i++) d = [d]; return { reward: 1, details: { d } }; }`, /nest deeper than 64 levels/],
   ["not-a-number", `export function score() { return "1"; }`, /returned string/],
   ["nan", `export function score() { return { reward: NaN }; }`, /reward NaN/],
   ["promise", `export async function score() { return 1; }`, /promise/],
@@ -114,6 +115,15 @@ test("escape attempts are contained: error/null with the reason, the server stil
   assert.equal((await score("custom:fine")).reward, 1);
   // A verifier that timed out or ran out of memory works again on its next item (fresh isolate).
   assert.equal((await score("custom:esc-loop")).status, "error");
+});
+
+test("details nested 5,000 deep are the verifier's error for its item alone: the batch around it answers 200", async () => {
+  // Before: JSON.parse took them, writing the answer overflowed the stack: /reward/batch answered 500
+  // and the good item's reward was lost with it.
+  await upload("deep", `export function score() { let d = 1; for (let i = 0; i < 5000; i++) d = [d]; return { reward: 1, details: { d } }; }`);
+  const res = await request(app).post("/reward/batch").send({ items: [{ verifier: "custom:deep", response: "x" }, { verifier: "exact", response: "a", reference: "a" }] }).expect(200);
+  assert.deepEqual(res.body.results.map((r: { reward: number | null }) => r.reward), [null, 1]);
+  assert.match(res.body.results[0].reason, /nest deeper than 64 levels/);
 });
 
 test("items arriving together share one call, yet a looping or throwing item is blamed alone", async () => {

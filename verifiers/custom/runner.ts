@@ -16,6 +16,7 @@
 import type IvmNs from "isolated-vm";
 import { BOOTSTRAP } from "./bootstrap.js";
 import { cpuTimeOf, disposeOf } from "../../src/core/isolate.js";
+import { jsonDepth } from "../../src/core/json-depth.js";
 
 type Ivm = typeof IvmNs;
 type RunRef = IvmNs.Reference<(input: string, many?: boolean) => unknown>;
@@ -361,6 +362,9 @@ export class CustomRunner {
   }
 }
 
+/** How deep a custom verifier's details may nest. */
+const MAX_DETAILS_DEPTH = 64;
+
 /** The bootstrap's plain array, checked here: anything else means the verifier tampered. */
 function checked(raw: unknown): CustomResult {
   if (!Array.isArray(raw)) return { ok: false, message: "the verifier's result could not be read" };
@@ -369,6 +373,9 @@ function checked(raw: unknown): CustomResult {
   if (raw.length !== 4 || flag !== 1 || typeof reward !== "number" || !Number.isFinite(reward) || typeof reason !== "string" || typeof details !== "string" || details.length > 16384) {
     return { ok: false, message: "the verifier's result could not be read" };
   }
+  // 16 KiB of `[` is 8,000 levels: JSON.parse takes them, but writing the answer overflowed the
+  // stack and the whole request (its batch, a combine around it) answered 500
+  if (jsonDepth(details, MAX_DETAILS_DEPTH) > MAX_DETAILS_DEPTH) return { ok: false, message: `the verifier's details nest deeper than ${MAX_DETAILS_DEPTH} levels` };
   let d: unknown;
   try {
     d = JSON.parse(details);
