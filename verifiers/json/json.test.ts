@@ -35,6 +35,21 @@ describe("extraction does not give up early", () => {
       assert.equal(out.reward, 1, `${text}: ${out.reason}`);
     }
   });
+  test("a value that closes but does not parse is the answer, malformed: nothing nested in it is read instead", async () => {
+    // Before: a trailing comma made the outer object fail, and the search went on inside it,
+    // paying the nested piece; the same answer written validly scored 0.
+    const cases: [string, unknown][] = [
+      ['Here: {"name": "Bob", "address": {"city": "London", "zip": "N1"}, "age": 36,}', { city: "London", zip: "N1" }],
+      ['{"langs": ["en","fr"], "x": }', ["en", "fr"]],
+    ];
+    for (const [text, expected] of cases) {
+      const out = await run(text, { expected });
+      assert.equal(out.reward, 0, `${text}: ${out.reason}`);
+      assert.match(out.reason, /not valid JSON/);
+    }
+    // prose in brackets before the answer is still passed over
+    for (const text of ['Let {x, y} be: {"name":"Ada","age":36}', '[note: draft] {"name":"Ada","age":36}']) assert.equal((await run(text, ADA)).reward, 1, text);
+  });
   test("fences are tried from the last back: the last one that parses is read", async () => {
     const text = '```json\n{"v":"A"}\n```\n```json\n{"v":"B"}\n```\n```json\n{"v":"C",}\n```';
     assert.deepEqual((extractJson(text) as { value: unknown }).value, { v: "B" });

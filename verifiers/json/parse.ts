@@ -108,7 +108,8 @@ function fencedJson(text: string): { body: string; start: number }[] {
 /**
  * The JSON value a completion gives: the last fenced ```json block whose body parses (of the
  * last `maxCandidates` such fences, tried from the last back), else the first `{`/`[` value in
- * the text that parses (text before and after it is ignored).
+ * the text that parses (text before and after it is ignored); the search goes on after a value
+ * that closes but does not parse, never inside it.
  *
  * Cost: fences do not overlap, so parsing some of them once each is linear (the cap bounds the
  * constant: a failed JSON.parse costs microseconds). At most `maxCandidates` openings are tried
@@ -139,6 +140,10 @@ export function extractJson(text: string, limits: JsonLimits = DEFAULT_LIMITS, m
       return { ok: true, value: parseValue(text.slice(i, end), limits), start: i, end };
     } catch (e) {
       lastReason = `not valid JSON: ${(e as Error).message.slice(0, 120)}`;
+      // A value that closes but does not parse is the answer, malformed: what is nested in it
+      // is not read instead. (`{"a": {TARGET}, "b": 1,}` scored TARGET, so a trailing comma
+      // was paid where the same answer written validly scored 0.)
+      i = end - 1;
     }
   }
   return { ok: false, reason: lastReason };
