@@ -15,6 +15,7 @@ import { extractAnswer } from "../verifiers/text/exact.js";
 import { normalize } from "../verifiers/text/normalize.js";
 import { lines } from "../sandbox/docker/worker.js";
 import { dropTrailing } from "../src/core/completion.js";
+import { spellRaised } from "../src/core/raised.js";
 import { mulberry32 } from "../verifiers/math/compare.js";
 import { fastestCpu } from "./helpers.js";
 
@@ -33,6 +34,7 @@ const cases: [string, () => unknown][] = [
   ["unclosed <answer> tags", () => extractAnswer("<answer>".repeat(MB / 8), { extract: "answer_tag", strip_think: true })],
   ["punctuation inside the text", () => normalize("a" + "!".repeat(MB) + "b", { stripPunctuation: true })],
   ["a run inside the text, its trailing run dropped", () => dropTrailing("a" + ". ".repeat(MB / 2) + "b.", /[^.\s][.\s]*$/)],
+  ["superscripts, subscripts and fractions spelled out", () => spellRaised("1½x²₁⅒".repeat(MB / 6), "math")],
 ];
 
 for (const [name, f] of cases) {

@@ -544,6 +544,9 @@ const traps: Row[] = [
   // without a phrase, the last number the text does not deny (it read 4 in "It is 3 and not 4")
   ["It is 3 and not 4.", "4", 0], ["It is 3 and not 4.", "3", 1], ["So x = 12 (not 13).", "13", 0], ["It is not 4.", "4", 0],
   ["x is not equal to 4, so x = 5", "5", 1], ["$x = 2$ and not 3", "3", 0], ["It does not exceed 5", "5", 1],
+  // superscripts, subscripts and vulgar fractions keep their meaning (NFKC made 10² the number 102, 1½ eleven halves)
+  ["\\boxed{10²}", "102", 0], ["\\boxed{10²}", "100", 1], ["\\boxed{2³}", "23", 0], ["\\boxed{2³}", "8", 1], ["\\boxed{x⁻¹}", "1/x", 1],
+  ["\\boxed{x₁ + x₂}", "x_1 + x_2", 1], ["\\boxed{x₁}", "x1", 0], ["\\boxed{1½}", "3/2", 1], ["\\boxed{1½}", "11/2", 0], ["\\boxed{10¹⁰}", "10^{10}", 1],
   // and a hyphen or a binary minus is not a sign
   ["COVID-19 cases rose to 19.", "19", 1], ["The range is 3 - 5.", "5", 1], ["pages 10–20", "20", 1], ["Total: 5 - 3 = 2", "2", 1],
   ["\\boxed{|x|}", "x", 0], ["\\boxed{\\sqrt{x^2}}", "|x|", 1], ["\\boxed{x}", "y", 0], ["\\boxed{3.14}", "\\pi", 0],

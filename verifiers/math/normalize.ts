@@ -4,6 +4,7 @@
  * variants, Unicode symbols and connector words. Plain answers also get decimal commas.
  */
 import { dropTrailing } from "../../src/core/completion.js";
+import { spellRaised } from "../../src/core/raised.js";
 
 const UNICODE: [RegExp, string][] = [
   [/[−–—]/g, "-"], [/×/g, "\\times "], [/·/g, "\\cdot "], [/÷/g, "/"], [/≤/g, "\\le "], [/≥/g, "\\ge "],
@@ -35,7 +36,8 @@ const LAST_NOT_PUNCTUATION = /[^,;.:\s][,;.:\s]*$/;
 /**
  * Circled and other enclosed digits as a list (`①④` is 1, 4: a choice of statements), and
  * decimal digits of other scripts (Arabic-Indic, Devanagari, …) as ASCII digits. NFKC would make
- * `①④` the number 14 and leaves most scripts' digits as they are. Linear.
+ * `①④` the number 14 (and `10²` 102: spellRaised) and leaves most scripts' digits as they are.
+ * Linear.
  */
 export function unicodeDigits(s: string): string {
   if (/^[\x00-\x7f]*$/.test(s)) return s;
@@ -45,8 +47,9 @@ export function unicodeDigits(s: string): string {
     return ` ${enclosedValue(c.codePointAt(0)!)},`;
   });
   if (enclosed) out = out.replace(/,\s*(?=$|[^\s\d])/g, "");
-  // NFKC first: it maps the mathematical and full-width digits; the rest come in runs of ten
-  return out.normalize("NFKC").replace(/(?![0-9])\p{Nd}/gu, (c) => String(decimalValue(c.codePointAt(0)!)));
+  // superscripts, subscripts and vulgar fractions spelled out, then NFKC: it maps the
+  // mathematical and full-width digits; the rest come in runs of ten
+  return spellRaised(out, "math").normalize("NFKC").replace(/(?![0-9])\p{Nd}/gu, (c) => String(decimalValue(c.codePointAt(0)!)));
 }
 
 function enclosedValue(cp: number): number {

@@ -1,5 +1,7 @@
 /** String normalisation shared by the text verifiers. */
 
+import { spellRaised } from "../../src/core/raised.js";
+
 export interface NormalizeOptions {
   caseSensitive?: boolean;
   /** Collapse runs of whitespace to one space and trim (default true). */
@@ -74,7 +76,7 @@ const CHANGING_WHITESPACE = /[^\S ]\s*| \s+/g;
 const NON_ASCII = /[^\x00-\x7f]/;
 
 export function normalize(s: string, o: NormalizeOptions = {}): string {
-  let t = NON_ASCII.test(s) ? s.normalize("NFKC") : s;
+  let t = NON_ASCII.test(s) ? spellRaised(s, "text").normalize("NFKC") : s;
   if (o.whitespace !== false) t = t.replace(CHANGING_WHITESPACE, " ").trim();
   if (o.stripPunctuation) t = stripEdges(t);
   if (!o.caseSensitive) t = t.toLowerCase();
@@ -102,7 +104,7 @@ export function isSpaceCode(c: number): boolean {
  */
 export async function normalizeSliced(s: string, o: NormalizeOptions = {}): Promise<string> {
   if (s.length <= NORMALIZE_SLICE) return normalize(s, o);
-  let t = s.normalize("NFKC");
+  let t = spellRaised(s, "text").normalize("NFKC");
   if (o.whitespace !== false) {
     // Slices end where a whitespace run ends, so no run crosses two slices. A slice with no run
     // to change (prose: single spaces) is kept as it is after one native scan; any other is

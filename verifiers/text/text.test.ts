@@ -50,6 +50,15 @@ describe("exact", () => {
     }
     assert.equal(normalize("  ( x )  ", { whitespace: false, stripPunctuation: true }), "x");
   });
+  test("superscripts, subscripts and vulgar fractions keep their meaning: NFKC made 10² the text 102", async () => {
+    for (const [got, ref] of [["10²", "102"], ["x₁", "x1"], ["2³", "23"], ["1½", "11/2"]]) assert.equal(await reward(exact, got, ref), 0, `${got} vs ${ref}`);
+    for (const [got, ref] of [["10²", "10^2"], ["x₁", "x_1"], ["1½", "1 1/2"], ["½", "1/2"], ["1⁄2", "1/2"], ["x⁻¹", "x^-1"], ["ＡＢＣ", "abc"], ["10²", "10²"]]) {
+      assert.equal(await reward(exact, got, ref), 1, `${got} vs ${ref}`);
+    }
+    const long = "a ".repeat(20_000) + "10²"; // the sliced path for long texts
+    assert.equal(await normalizeSliced(long), normalize(long));
+    assert.ok((await normalizeSliced(long)).endsWith("10^2"));
+  });
   test("a completion that contains the reference among other text is not exact", async () => {
     assert.equal(await reward(exact, "Paris or Lyon", "paris"), 0);
   });
