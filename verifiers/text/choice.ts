@@ -56,8 +56,13 @@ const AFTER_OPTION_I = new Set(["and", "or", "nor", "because", "since", "as", "w
 const WORD = /[ \n]([A-Za-z]{1,24})/y;
 const LETTER = /[A-Za-z]/;
 const NOT_AFTER_LETTER = /[A-Za-z0-9]|['’][A-Za-z]/y;
-/** Between two letters of a list: "A, B", "A and B", "A or B", "A & B", "A/B". */
-const SEPARATOR = /[ \n]?(?:,|&|\/|and(?![A-Za-z])|or(?![A-Za-z]))/iy;
+/**
+ * Between two letters of a list: "A, B", "A and B", "A or B", "A & B", "A/B", and the hedges
+ * "A, or B", "A and/or B", "A (or B)", "A or maybe B", "A vs B", "A | B", `A \vee B`,
+ * `A \text{ or } B` (each of these paid its first letter).
+ */
+const SEPARATOR =
+  /[ \n]?\(?(?:,(?:[ \n]?(?:and\/or|and|or)(?![A-Za-z]))?|&|\/|\||and\/or(?![A-Za-z])|and(?![A-Za-z])|or(?![A-Za-z])|vs\.?(?![A-Za-z])|versus(?![A-Za-z])|\\(?:vee|lor)(?![A-Za-z])|\\text\{[ \n]?(?:or|and)[ \n]?\})(?:[ \n](?:maybe|possibly|perhaps|probably|also|even)(?![A-Za-z]))?/iy;
 
 /**
  * One option letter at `t[i…]`, after whitespace and wrappers (`(B)`, `[B]`, `**B**`, `$B$`,
@@ -107,8 +112,12 @@ function letterAt(t: string, i: number, lower: boolean): { letter: string; end: 
   return { letter: letter.toUpperCase(), end: j };
 }
 
-/** The option letters at `t[i…]`: one, or a list ("A or B", "(A), (B) and (C)"); [] when none. */
-function lettersAt(t: string, i: number, lower: boolean): { letters: string[]; end: number } {
+/**
+ * The option letters at `t[i…]`: one, or a list ("A or B", "(A), (B) and (C)", "(A)(B)"); []
+ * when none. In a box or answer tag's body (`body`), letters apart by spaces are a list too
+ * (`<answer>A B C D</answer>`): the whole body is the answer.
+ */
+function lettersAt(t: string, i: number, lower: boolean, body = false): { letters: string[]; end: number } {
   const first = letterAt(t, i, lower);
   if (!first) return { letters: [], end: i };
   const letters = [first.letter];
@@ -116,8 +125,10 @@ function lettersAt(t: string, i: number, lower: boolean): { letters: string[]; e
   while (t[end] !== ".") {
     SEPARATOR.lastIndex = end;
     const sep = SEPARATOR.exec(t);
-    if (!sep) break;
-    const next = letterAt(t, end + sep[0].length, lower);
+    // no separator: a bracketed letter right after ("(A)(B)"), or in a body any letter after spaces
+    const at = sep ? end + sep[0].length : t[end] === "(" || t[end] === "[" || body ? end : -1;
+    if (at < 0) break;
+    const next = letterAt(t, at, lower);
     if (!next) break;
     letters.push(next.letter);
     end = next.end;
@@ -132,7 +143,7 @@ function lettersAt(t: string, i: number, lower: boolean): { letters: string[]; e
  */
 const BODY_HEAD = 4096;
 function bodyLetters(body: string): string[] | null {
-  const { letters } = lettersAt(body.trimStart().slice(0, BODY_HEAD).replace(/\s+/g, " "), 0, true);
+  const { letters } = lettersAt(body.trimStart().slice(0, BODY_HEAD).replace(/\s+/g, " "), 0, true, true);
   return letters.length ? letters : null;
 }
 

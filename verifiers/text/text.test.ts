@@ -127,6 +127,15 @@ describe("choice", () => {
     assert.equal(await reward(choice, "The answer is (A), (B), (C) and (D)", "B"), 0);
     const out = await verifyDirect(choice, { response: "\\boxed{A,B}", reference: "A" });
     assert.match(out.reason, /several options/);
+    // hedges: each of these paid its first letter
+    for (const hedge of ["The answer is A or maybe B.", "The answer is A or possibly B", "The answer is A and/or B.", "Answer: A, or B", "The answer is A (or B)",
+      "The answer is A vs B", "The answer is (A)(B)(C)(D)", "<answer>A B C D</answer>", "\\boxed{A \\text{ or } B}", "\\boxed{A \\vee B}", "\\boxed{A|B}", "\\boxed{(A) (B)}"]) {
+      assert.equal(await reward(choice, hedge, "A"), 0, hedge);
+    }
+    // and what is not a hedge still commits
+    for (const [text, want] of [["The answer is B; A is wrong.", "B"], ["The answer is B (since A fails)", "B"], ["The answer is (B), as shown", "B"], ["\\boxed{C because x}", "C"], ["\\boxed{A is right}", "A"]]) {
+      assert.equal(await reward(choice, text, want), 1, text);
+    }
   });
   test("a mention of another option after the committed answer is not the answer (false positive and negatives)", async () => {
     assert.equal(await reward(choice, "The answer is C. Option B is wrong because it ignores friction.", "B"), 0);
