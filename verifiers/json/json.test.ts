@@ -30,7 +30,9 @@ describe("extraction", () => {
 describe("extraction does not give up early", () => {
   const ADA = { expected: { name: "Ada", age: 36 } };
   test("a bracket of prose that never closes does not hide the answer after it", async () => {
-    for (const text of ['For x in [0, 1), the answer is {"name":"Ada","age":36}', 'Let S = {a, b. Answer: {"name":"Ada","age":36}']) {
+    for (const text of ['For x in [0, 1), the answer is {"name":"Ada","age":36}', 'Let S = {a, b. Answer: {"name":"Ada","age":36}',
+      // nine bracketed asides that close: the search gave up after eight openings
+      'Consider [a] [b] [c] [d] {e} {f} [g] [h] [i] then {"name":"Ada","age":36}']) {
       const out = await run(text, ADA);
       assert.equal(out.reward, 1, `${text}: ${out.reason}`);
     }

@@ -112,11 +112,14 @@ function fencedJson(text: string): { body: string; start: number }[] {
  * that closes but does not parse, never inside it.
  *
  * Cost: fences do not overlap, so parsing some of them once each is linear (the cap bounds the
- * constant: a failed JSON.parse costs microseconds). At most `maxCandidates` openings are tried
- * outside fences; each one's scan for its closing bracket (`matchingClose`) is linear and may
- * run to the end of the text when the bracket never closes (`[0, 1)` in prose), so hostile text
- * costs at most O(n·maxCandidates) in all.
+ * constant: a failed JSON.parse costs microseconds). Outside fences, each opening's scan for its
+ * closing bracket (`matchingClose`) is linear and may run to the end of the text when the
+ * bracket never closes (`[0, 1)` in prose): at most `maxCandidates` of those, so hostile text
+ * costs at most O(n·maxCandidates) in all; at most FAILED_SPANS spans that close but fail.
  */
+/** Bracketed spans of prose that close but do not parse, passed over before the search gives up ("see [1], [2]" before the answer). */
+const FAILED_SPANS = 64;
+
 export function extractJson(text: string, limits: JsonLimits = DEFAULT_LIMITS, maxCandidates = 8): Parsed {
   if (text.length > limits.maxChars) return { ok: false, reason: `completion longer than ${limits.maxChars} characters` };
   const fenced = fencedJson(text);
@@ -126,23 +129,28 @@ export function extractJson(text: string, limits: JsonLimits = DEFAULT_LIMITS, m
     if (p.ok) return { ...p, start: f.start, end: f.start + f.body.length };
   }
   let lastReason = "no JSON object or array in the completion";
-  let tried = 0;
-  for (let i = 0; i < text.length && tried < maxCandidates; i++) {
+  // Openings that never close each cost a scan to the end: at most maxCandidates of them. Spans
+  // that close but do not parse do not overlap (the search resumes after each), so together
+  // they cost one pass; a failed parse throws, which costs microseconds: at most
+  // FAILED_SPANS of them.
+  let unclosed = 0;
+  let failed = 0;
+  for (let i = 0; i < text.length && unclosed < maxCandidates && failed < FAILED_SPANS; i++) {
     const c = text.charCodeAt(i);
     if (c !== OPEN_BRACE && c !== OPEN_BRACKET) continue;
-    tried++;
     const tooDeep = { hit: false };
     const end = matchingClose(text, i, limits.maxDepth, tooDeep);
     if (tooDeep.hit) return { ok: false, reason: `JSON nested deeper than ${limits.maxDepth}` };
     // A bracket of prose that never closes ("x in [0, 1)") must not hide a value after it.
-    if (end < 0) { lastReason = "JSON value never closes"; continue; }
+    if (end < 0) { unclosed++; lastReason = "JSON value never closes"; continue; }
+    failed++;
     try {
       return { ok: true, value: parseValue(text.slice(i, end), limits), start: i, end };
     } catch (e) {
       lastReason = `not valid JSON: ${(e as Error).message.slice(0, 120)}`;
-      // A value that closes but does not parse is the answer, malformed: what is nested in it
-      // is not read instead. (`{"a": {TARGET}, "b": 1,}` scored TARGET, so a trailing comma
-      // was paid where the same answer written validly scored 0.)
+      // A span that closes but does not parse is passed over whole: what is nested in it is not
+      // read instead. (`{"a": {TARGET}, "b": 1,}` scored TARGET, so a trailing comma was paid
+      // where the same answer written validly scored 0.)
       i = end - 1;
     }
   }
