@@ -37,7 +37,8 @@ export function labelOf(v: Value, src: string): string | null {
   if (v.t === "expr") {
     const e = v.e;
     if (typeof e === "string") return s;
-    if (Array.isArray(e) && !hasNumber(e) && !/[+\-]/.test(s)) return s;
+    // no number in it: `x`, `xy`, and a sum of letters (`m+n = 17`, the AIME form)
+    if (Array.isArray(e) && !hasNumber(e)) return s;
     if (Array.isArray(e) && /^[a-zA-Z](?:_\{?\w+\}?)?(?:\^\{?-1\}?)?\([a-z,]+\)$|^\\?[a-zA-Z]+_\{?\w+\}?$/.test(s)) return s;
     return null;
   }

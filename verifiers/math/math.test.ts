@@ -547,6 +547,9 @@ const traps: Row[] = [
   // superscripts, subscripts and vulgar fractions keep their meaning (NFKC made 10² the number 102, 1½ eleven halves)
   ["\\boxed{10²}", "102", 0], ["\\boxed{10²}", "100", 1], ["\\boxed{2³}", "23", 0], ["\\boxed{2³}", "8", 1], ["\\boxed{x⁻¹}", "1/x", 1],
   ["\\boxed{x₁ + x₂}", "x_1 + x_2", 1], ["\\boxed{x₁}", "x1", 0], ["\\boxed{1½}", "3/2", 1], ["\\boxed{1½}", "11/2", 0], ["\\boxed{10¹⁰}", "10^{10}", 1],
+  // an answer labelled by a sum of letters, the AIME form "find m+n" (it was refused as an equation)
+  ["\\boxed{m+n = 17}", "17", 1], ["Thus $m+n = 17$.", "17", 1], ["\\boxed{a+b+c = 10}", "10", 1], ["\\boxed{x-y=2}", "2", 1],
+  ["\\boxed{m+n=17}", "18", 0], ["\\boxed{x+1 = 4}", "4", 0], ["\\boxed{x+y=5}", "y=5-x", 1], ["\\boxed{x+y=5}", "x+y=6", 0],
   // and a hyphen or a binary minus is not a sign
   ["COVID-19 cases rose to 19.", "19", 1], ["The range is 3 - 5.", "5", 1], ["pages 10–20", "20", 1], ["Total: 5 - 3 = 2", "2", 1],
   ["\\boxed{|x|}", "x", 0], ["\\boxed{\\sqrt{x^2}}", "|x|", 1], ["\\boxed{x}", "y", 0], ["\\boxed{3.14}", "\\pi", 0],
