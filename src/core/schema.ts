@@ -16,7 +16,9 @@ export type JSONSchema = Record<string, unknown>;
  */
 export function newAjv(o: { useDefaults?: boolean; regExp?: import("ajv").CodeOptions["regExp"] } = {}) {
   const ajv = new Ajv2020({
-    allErrors: false, strict: false, useDefaults: o.useDefaults ?? false, coerceTypes: false,
+    // strictNumbers: `type: number` refuses Infinity and NaN (JSON.parse reads 1e400 as Infinity;
+    // strict: false alone let it through to a verifier, and an id of 1e400 came back null)
+    allErrors: false, strict: false, strictNumbers: true, useDefaults: o.useDefaults ?? false, coerceTypes: false,
     ...(o.regExp ? { code: { regExp: o.regExp } } : {}),
   });
   addFormats(ajv);

@@ -234,7 +234,7 @@ export const IF_FUNCTIONS: Record<string, (k: Kw) => SimpleCheck> = {
 export const FUNC_NAMES = Object.keys(IF_FUNCTIONS);
 
 export function buildFunction(fn: string, kwargs: Kwargs): SimpleCheck {
-  const make = IF_FUNCTIONS[fn];
+  const make = Object.hasOwn(IF_FUNCTIONS, fn) ? IF_FUNCTIONS[fn] : undefined; // not `constructor`, `__proto__`
   if (!make) throw new InvalidItemError(`unknown func_name "${fn}" (known: ${FUNC_NAMES.join(", ")})`);
   const k = new Kw(fn, kwargs);
   const check = make(k);
