@@ -100,7 +100,7 @@ function lastGroup(s: string, spans: Span[]): string {
  * blank lines, each try scanning the rest of the run (quadratic: 32K newlines took ~1.5 s, 1 MiB
  * would outlast any deadline and end as null).
  */
-const PHRASE = /(?:final\s+answer\s*(?:is|:)|the\s+answer\s+is|\banswer\s*:|\banswer\s+is|^[^\S\n\r\u2028\u2029]*####)\s*:?\s*/gim;
+const PHRASE = /(?:final\s+answer\s*(?:is|:)|\b(?:the|my|our|correct|right)\s+answer\s+is|\banswer\s*:|^[^\S\n\r\u2028\u2029]*####)\s*:?\s*/gim;
 
 /** Where the first sentence after an answer phrase ends: a full stop after a non-digit, a full stop before a capital, a line break. */
 const SENTENCE_END = /(?<=[^\d\s])\.(?:\s|$)|\.\s+(?=[A-Z])|\n/;
@@ -112,24 +112,26 @@ const SENTENCE_LAST = /[^.\s*"'][.\s*"']*$/;
  * (the last box's start, -1 for none): a box after the phrase is the later answer and wins, so
  * the text after the phrase is not read.
  */
-function fromPhrase(s: string, boxAt = -1): (Extracted & { at: number }) | null {
+function fromPhrase(s: string, boxAt = -1): (PhraseAnswer & { at: number }) | null {
   const r = fromPhraseInner(s, boxAt);
   return r && { ...r.x, at: r.at };
 }
 
-function fromPhraseInner(s: string, boxAt: number): { x: Extracted; at: number } | null {
+type PhraseAnswer = Extracted & { loose?: true; refused?: true; denied?: string };
+
+function fromPhraseInner(s: string, boxAt: number): { x: PhraseAnswer; at: number } | null {
   let last: RegExpExecArray | null = null;
   for (let m = PHRASE.exec(s); m; m = PHRASE.exec(s)) last = m;
   PHRASE.lastIndex = 0;
   if (!last || last.index <= boxAt) return null;
   const at = last.index;
-  const wrap = (x: Extracted | null) => (x ? { x, at } : null);
+  const wrap = (x: PhraseAnswer | null) => (x ? { x, at } : null);
   let rest = s.slice(last.index + last[0].length);
   const nl = rest.indexOf("\n\n");
   if (nl >= 0) rest = rest.slice(0, nl);
   rest = rest.replace(/^[*\s"']+/, "");
   // "the answer is not 4" (not "… is not unique": a box before it still counts)
-  if (/^not\s*(?:[-−$\d]|\\[([]|equal)/i.test(rest)) return wrap(REFUSED);
+  if (/^not\s*(?:[-−$\d]|\\[([]|equal)/i.test(rest)) return wrap({ ...REFUSED, denied: new RegExp(NUMBER.source).exec(rest)?.[0] ?? "" });
   const spans = mathSpans(rest);
   // The answer is the math right after the phrase ("… is $x$. I hope …").
   if (spans.length && spans[0].start === 0) {
@@ -152,14 +154,43 @@ function fromPhraseInner(s: string, boxAt: number): { x: Extracted; at: number }
   const said = not ? sentence.slice(0, digit + not.index) : sentence;
   const hedged = hedgedNumbers(said);
   if (hedged) return wrap({ answer: hedged.join(", "), latex: false, via: "phrase" });
-  const n = lastNumber(said);
-  if (n !== null) return wrap({ answer: n, latex: false, via: "phrase" });
+  const n = lastNumber(answerClause(said));
+  // a phrase whose sentence does not begin with its value ("the answer is consistent since 12 +
+  // 3 = 15") does not overrule a box before it
+  const loose = !/^(?:that\s+)?(?:[a-zA-Z]\s*(?:=|equals\b|is\b)\s*)?[-−+$\\([\d.]/i.test(sentence);
+  if (n !== null) return wrap({ answer: n, latex: false, via: "phrase", ...(loose ? { loose } : {}) });
   if (inner.length) return wrap({ answer: lastGroup(sentence, inner), latex: true, via: "phrase" });
   return null;
 }
 
+/** Where the clause that states an answer ends, after its first number: "12 because …", "18 dollars, since …", "12 (from 5 + 7)", "12 and the remainder …". */
+const CLAUSE_BREAK = /,\s(?![-−]?\d)|;|\s\(|\b(?:because|since|as|which|where|from|but|and(?!\s*[-−]?\d)|so|per|for|when|if|given|while|with)\b/i;
+/** A computation in the clause so far, which the text after the break may carry on to its result ("3 times 4, which is 12"). */
+const OPERATOR = /[+*×÷/=]|\s[-−]\s|\b(?:times|plus|minus|divided|multiplied|over)\b/i;
+const CHAIN = /^\s*,?\s*(?:=|equals\b|which\s+(?:is|gives|equals|makes)\b|giving\b|that\s+is\b|so\s+(?:we\s+get|it\s+is)\b)/i;
+
+/**
+ * The part of an answer phrase's sentence that states the answer: up to the first clause break
+ * after its first number ("The answer is 12 because there are 3 groups of 4" is 12, not 4),
+ * carried past a break that continues a computation to its result. At most 8 breaks are
+ * examined, each with one search: linear.
+ */
+function answerClause(s: string): string {
+  const first = new RegExp(NUMBER.source).exec(s);
+  if (!first) return s;
+  let from = first.index + first[0].length;
+  for (let k = 0; k < 8; k++) {
+    const b = CLAUSE_BREAK.exec(s.slice(from));
+    if (!b) return s;
+    const at = from + b.index;
+    if (!(k === 0 ? OPERATOR.test(s.slice(0, at)) : true) || !CHAIN.test(s.slice(at, at + 40))) return s.slice(0, at);
+    from = at + b[0].length;
+  }
+  return s;
+}
+
 /** What an answer phrase followed by `not` names: no answer, and no later source is read for one. */
-const REFUSED: Extracted & { refused: true } = { answer: "", latex: false, via: "phrase", refused: true };
+const REFUSED: Extracted & { refused: true; denied?: string } = { answer: "", latex: false, via: "phrase", refused: true };
 /** Numbers joined by `or` in prose (`either 3 or 4`, `3 (or maybe 4)`): every number of `s`, else null. Linear: one pass for `or`, one for numbers. */
 function hedgedNumbers(s: string): string[] | null {
   const or = /\bor\b/i.exec(s);
@@ -171,7 +202,12 @@ function hedgedNumbers(s: string): string[] | null {
 
 /** A whole string that reads as a bare expression or answer list (no prose). */
 const PLAIN_EXPR = /^[\s\d.,;:+\-*/^()[\]{}<>=!%|a-zA-Z_'\\·×÷−√πθ∞≤≥≠°€£¥₹]*$/;
-const NUMBER = /(?<![\w.])[-−]?(?:\d+\s*\/\s*\d+(?![\d.,]\d)|\d{1,3}(?:[, ]\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?|\.\d+)(?![\d.,]\d)(?!\.?[a-zA-Z]*\d)/g;
+/**
+ * A number in prose: a fraction, digits grouped by thousands, a decimal; with its power when it
+ * has one (`2^10`, `10^{-3}`). Digits right after `^` or `_` are an exponent or an index, not a
+ * number (`5 cm^2` is 5, not 2; `a_3`).
+ */
+const NUMBER = /(?<![\w.^_]|[\^_]\{)[-−]?(?:\d+\s*\/\s*\d+(?![\d.,]\d)|\d{1,3}(?:[, ]\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?|\.\d+)(?:\^(?:\{[-−]?\d{1,4}\}|[-−]?\d{1,4}))?(?![\d.,]\d)(?!\.?[a-zA-Z]*\d)/g;
 
 /**
  * A minus written apart from its number, at the end of the text before it: `- 34`, `-\,34`,
@@ -216,10 +252,27 @@ function isProse(s: string): boolean {
   return false;
 }
 
+/** A fraction or root written in LaTeX outside math mode (`the probability is \frac{3}{8}`). Bounded groups: linear. */
+const BARE_LATEX = /[-−]?\\[dt]?frac\s*\{[^{}]{1,64}\}\s*\{[^{}]{1,64}\}|[-−]?\\sqrt\s*(?:\[[^\]]{1,8}\])?\s*\{[^{}]{1,64}\}/g;
+/** Between the last two numbers of a text, a hedge: "12 or 13", "12, or maybe 13". */
+const HEDGE_BETWEEN = /^\s*,?\s*or\s+(?:(?:maybe|possibly|perhaps|probably|even)\s+)?$/i;
+
 function fromPlain(s: string): Extracted | null {
   const t = s.trim();
   if (!t) return null;
   if (t.length <= 200 && PLAIN_EXPR.test(t) && !isProse(t)) return { answer: t, latex: false, via: "plain" };
+  // LaTeX after the last number: its digits are the fraction's or the root's, not the answer
+  let bare: RegExpMatchArray | null = null;
+  for (const m of t.matchAll(BARE_LATEX)) bare = m;
+  if (bare && !new RegExp(NUMBER.source).test(t.slice(bare.index! + bare[0].length))) return { answer: bare[0], latex: true, via: "plain" };
+  // "It could be 12 or 13." hedges between two answers: a list (the last number paid the hedge)
+  let prev: RegExpMatchArray | null = null;
+  let last: RegExpMatchArray | null = null;
+  for (const m of t.matchAll(NUMBER)) (prev = last), (last = m);
+  if (prev && last) {
+    const between = t.slice(prev.index! + prev[0].length, last.index!);
+    if (between.length <= 24 && HEDGE_BETWEEN.test(between)) return { answer: `${prev[0]}, ${last[0]}`, latex: false, via: "plain" };
+  }
   const n = lastNumber(t);
   return n === null ? null : { answer: n, latex: false, via: "plain" };
 }
@@ -251,8 +304,12 @@ export function extractAnswer(text: string, o: ExtractOptions = {}): Extracted |
       const phrase = src === "phrase" || both ? fromPhrase(s, boxAt) : null;
       if (both) k++;
       const box = spans.length ? { answer: lastGroup(s, spans), latex: true, via: "boxed" as const, at: boxAt } : null;
-      const pick = box && phrase ? (phrase.at > box.at ? phrase : box) : box ?? phrase;
-      if (pick) return "refused" in pick ? null : { answer: pick.answer, latex: pick.latex, via: pick.via }; // no fallback past a refusal
+      const pick = box && phrase ? (phrase.at > box.at && !("loose" in phrase) ? phrase : box) : box ?? phrase;
+      if (pick && "refused" in pick) {
+        // "the answer is not 15" after \boxed{12} keeps the box; after \boxed{15}, or with no box, there is no answer
+        return box && box.answer.trim() !== pick.denied ? { answer: box.answer, latex: true, via: "boxed" } : null;
+      }
+      if (pick) return { answer: pick.answer, latex: pick.latex, via: pick.via };
     } else if (src === "latex") {
       const spans = mathSpans(s).filter((x) => x.body.trim() !== "");
       if (spans.length) {

@@ -550,6 +550,21 @@ const traps: Row[] = [
   // an answer labelled by a sum of letters, the AIME form "find m+n" (it was refused as an equation)
   ["\\boxed{m+n = 17}", "17", 1], ["Thus $m+n = 17$.", "17", 1], ["\\boxed{a+b+c = 10}", "10", 1], ["\\boxed{x-y=2}", "2", 1],
   ["\\boxed{m+n=17}", "18", 0], ["\\boxed{x+1 = 4}", "4", 0], ["\\boxed{x+y=5}", "y=5-x", 1], ["\\boxed{x+y=5}", "x+y=6", 0],
+  // after an answer phrase, the clause that states it: its first number, or the result of its computation
+  ["The answer is 12 because there are 3 groups of 4.", "12", 1], ["The answer is 12 because there are 3 groups of 4.", "4", 0],
+  ["The final answer is 18 dollars, because she sells 9 eggs at 2 dollars each.", "18", 1], ["The answer is 12, which is 3 more than 9.", "12", 1],
+  ["The answer is 7 days, which is 1 week.", "7", 1], ["Answer: 12 (from 5 + 7)", "12", 1], ["The answer is 3 times 4, which is 12.", "12", 1],
+  ["The answer is 12 meters per 2 seconds.", "12", 1], ["The answer is 5 + 7 = 12 because of addition", "12", 1],
+  // an exponent or an index is not a number of its own; a power is one number
+  ["The answer is 5 cm^2.", "5", 1], ["The answer is 5 cm^2.", "2", 0], ["The volume is $64$ cm^3.", "64", 1], ["So there are 2^10 subsets.", "1024", 1],
+  ["So there are 2^10 subsets.", "10", 0], ["we get a_3 = 5", "5", 1],
+  // a loose "answer is" after a box does not overrule it; "is not N" keeps a box that is not N
+  ["So \\boxed{12}. A common wrong answer is 15.", "12", 1], ["\\boxed{12}. Check: the answer is consistent since 12 + 3 = 15.", "12", 1],
+  ["So \\boxed{12}. Note: the answer is not 15, a common mistake.", "12", 1], ["\\boxed{4}. The answer is not 4.", "4", 0], ["\\boxed{5}. Actually the answer is 6.", "6", 1],
+  // LaTeX outside math mode is the answer, not the digits inside it
+  ["Thus the probability is \\frac{3}{8}", "\\frac38", 1], ["Thus the probability is \\frac{3}{8}", "8", 0], ["we get -\\frac{1}{2}", "-0.5", 1], ["so it equals \\sqrt{2}", "2", 0],
+  // a hedge between the last two numbers, without a phrase, is a list
+  ["It could be 12 or 13.", "13", 0], ["It could be 12 or 13.", "12", 0], ["There are 2 or 3 cases, total 12.", "12", 1], ["x is 5 or more", "5", 1],
   // and a hyphen or a binary minus is not a sign
   ["COVID-19 cases rose to 19.", "19", 1], ["The range is 3 - 5.", "5", 1], ["pages 10–20", "20", 1], ["Total: 5 - 3 = 2", "2", 1],
   ["\\boxed{|x|}", "x", 0], ["\\boxed{\\sqrt{x^2}}", "|x|", 1], ["\\boxed{x}", "y", 0], ["\\boxed{3.14}", "\\pi", 0],
