@@ -565,6 +565,8 @@ const traps: Row[] = [
   ["Thus the probability is \\frac{3}{8}", "\\frac38", 1], ["Thus the probability is \\frac{3}{8}", "8", 0], ["we get -\\frac{1}{2}", "-0.5", 1], ["so it equals \\sqrt{2}", "2", 0],
   // a hedge between the last two numbers, without a phrase, is a list
   ["It could be 12 or 13.", "13", 0], ["It could be 12 or 13.", "12", 0], ["There are 2 or 3 cases, total 12.", "12", 1], ["x is 5 or more", "5", 1],
+  // currency signs other than the dollar are dropped as it is
+  ["The answer is €12.", "12", 1], ["\\boxed{€12}", "12", 1], ["\\boxed{₹12}", "13", 0], ["\\boxed{12\\euro}", "12", 1],
   // and a hyphen or a binary minus is not a sign
   ["COVID-19 cases rose to 19.", "19", 1], ["The range is 3 - 5.", "5", 1], ["pages 10–20", "20", 1], ["Total: 5 - 3 = 2", "2", 1],
   ["\\boxed{|x|}", "x", 0], ["\\boxed{\\sqrt{x^2}}", "|x|", 1], ["\\boxed{x}", "y", 0], ["\\boxed{3.14}", "\\pi", 0],

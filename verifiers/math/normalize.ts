@@ -133,7 +133,7 @@ export function normalizeByRules(input: string, plain: boolean, decimalComma = f
   // ℝ first: NFKC would turn it into a plain R, a variable
   let s = unicodeDigits(input.replace(/ℝ/g, "\\mathbb{R}"));
   for (const [re, to] of UNICODE) s = s.replace(re, to);
-  s = s.replace(/\\\$|\$/g, " ");
+  s = s.replace(/\\\$|\$|[€£¥₹]|\\(?:euro|pounds|yen)(?![a-zA-Z])/g, " "); // currency signs, as the dollar
   // display wrappers and styling
   s = unwrapCommand(s, /\\(?:boxed|fbox)\s*\{/g);
   s = s.replace(/\\(?:left|right|big|Big|bigg|Bigg|bigl|bigr|Bigl|Bigr)(?![a-zA-Z])\s*(\\\{|\\\}|\\\||[()[\]|.]|\\langle|\\rangle)?/g, (_m, d) => (d === "." || !d ? "" : d));
