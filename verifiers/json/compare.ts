@@ -27,6 +27,9 @@ export interface Credit {
 
 export class CompareBudgetExceeded extends Error {}
 
+/** Options under which two values compare equal only when they are the same JSON value. */
+export const EXACT: CompareOptions = { unordered_arrays: false, abs_tol: 0, rel_tol: 0, case_sensitive: true, trim_strings: false, extra: "ignore", max_steps: Infinity };
+
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
 const isObject = (v: unknown): v is Record<string, Json> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -109,9 +112,10 @@ export class Comparer {
    * them, elements of nested arrays sorted since they compare unordered too): two elements with
    * the same key compare as fully equal, and alike with any third. Null when `v` holds a number
    * and numbers match within a tolerance: "within tolerance" is not transitive, so such elements
-   * are left to the optimal assignment. Ticks once per node.
+   * are left to the optimal assignment. Ticks once per node. Under EXACT it is JSON's own
+   * equality (the schema's uniqueItems, in index.ts).
    */
-  private key(v: unknown): string | null {
+  key(v: unknown): string | null {
     this.tick();
     if (typeof v === "string") {
       let x = v;
