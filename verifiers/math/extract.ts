@@ -131,7 +131,7 @@ function fromPhraseInner(s: string, boxAt: number): { x: PhraseAnswer; at: numbe
   if (nl >= 0) rest = rest.slice(0, nl);
   rest = rest.replace(/^[*\s"']+/, "");
   // "the answer is not 4" (not "… is not unique": a box before it still counts)
-  if (/^not\s*(?:[-−$\d]|\\[([]|equal)/i.test(rest)) return wrap({ ...REFUSED, denied: new RegExp(NUMBER.source).exec(rest)?.[0] ?? "" });
+  if (/^not\s*(?:[-−$\d]|\\[([]|equal)/i.test(rest)) return wrap({ ...REFUSED, denied: FIRST_NUMBER.exec(rest)?.[0] ?? "" });
   const spans = mathSpans(rest);
   // The answer is the math right after the phrase ("… is $x$. I hope …").
   if (spans.length && spans[0].start === 0) {
@@ -176,14 +176,14 @@ const CHAIN = /^\s*,?\s*(?:=|equals\b|which\s+(?:is|gives|equals|makes)\b|giving
  * examined, each with one search: linear.
  */
 function answerClause(s: string): string {
-  const first = new RegExp(NUMBER.source).exec(s);
+  const first = FIRST_NUMBER.exec(s);
   if (!first) return s;
   let from = first.index + first[0].length;
   for (let k = 0; k < 8; k++) {
     const b = CLAUSE_BREAK.exec(s.slice(from));
     if (!b) return s;
     const at = from + b.index;
-    if (!(k === 0 ? OPERATOR.test(s.slice(0, at)) : true) || !CHAIN.test(s.slice(at, at + 40))) return s.slice(0, at);
+    if ((k === 0 && !OPERATOR.test(s.slice(0, at))) || !CHAIN.test(s.slice(at, at + 40))) return s.slice(0, at);
     from = at + b[0].length;
   }
   return s;
@@ -208,6 +208,8 @@ const PLAIN_EXPR = /^[\s\d.,;:+\-*/^()[\]{}<>=!%|a-zA-Z_'\\·×÷−√πθ∞�
  * number (`5 cm^2` is 5, not 2; `a_3`).
  */
 const NUMBER = /(?<![\w.^_]|[\^_]\{)[-−]?(?:\d+\s*\/\s*\d+(?![\d.,]\d)|\d{1,3}(?:[, ]\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?|\.\d+)(?:\^(?:\{[-−]?\d{1,4}\}|[-−]?\d{1,4}))?(?![\d.,]\d)(?!\.?[a-zA-Z]*\d)/g;
+/** NUMBER without the g flag: the first number of a text, compiled once. */
+const FIRST_NUMBER = new RegExp(NUMBER.source);
 
 /**
  * A minus written apart from its number, at the end of the text before it: `- 34`, `-\,34`,
@@ -264,7 +266,7 @@ function fromPlain(s: string): Extracted | null {
   // LaTeX after the last number: its digits are the fraction's or the root's, not the answer
   let bare: RegExpMatchArray | null = null;
   for (const m of t.matchAll(BARE_LATEX)) bare = m;
-  if (bare && !new RegExp(NUMBER.source).test(t.slice(bare.index! + bare[0].length))) return { answer: bare[0], latex: true, via: "plain" };
+  if (bare && !FIRST_NUMBER.test(t.slice(bare.index! + bare[0].length))) return { answer: bare[0], latex: true, via: "plain" };
   // "It could be 12 or 13." hedges between two answers: a list (the last number paid the hedge)
   let prev: RegExpMatchArray | null = null;
   let last: RegExpMatchArray | null = null;
