@@ -203,11 +203,11 @@ function hedgedNumbers(s: string): string[] | null {
 /** A whole string that reads as a bare expression or answer list (no prose). */
 const PLAIN_EXPR = /^[\s\d.,;:+\-*/^()[\]{}<>=!%|a-zA-Z_'\\·×÷−√πθ∞≤≥≠°€£¥₹]*$/;
 /**
- * A number in prose: a fraction, digits grouped by thousands, a decimal; with its power when it
+ * A number in prose: a mixed number (`1 1/2`), a fraction, digits grouped by thousands, a decimal; with its power when it
  * has one (`2^10`, `10^{-3}`). Digits right after `^` or `_` are an exponent or an index, not a
  * number (`5 cm^2` is 5, not 2; `a_3`).
  */
-const NUMBER = /(?<![\w.^_]|[\^_]\{)[-−]?(?:\d+\s*\/\s*\d+(?![\d.,]\d)|\d{1,3}(?:[, ]\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?|\.\d+)(?:\^(?:\{[-−]?\d{1,4}\}|[-−]?\d{1,4}))?(?![\d.,]\d)(?!\.?[a-zA-Z]*\d)/g;
+const NUMBER = /(?<![\w.^_]|[\^_]\{)[-−]?(?:\d{1,9} \d{1,9}\s*\/\s*\d{1,9}(?![\d.,]\d)|\d+\s*\/\s*\d+(?![\d.,]\d)|\d{1,3}(?:[, ]\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?|\.\d+)(?:\^(?:\{[-−]?\d{1,4}\}|[-−]?\d{1,4}))?(?![\d.,]\d)(?!\.?[a-zA-Z]*\d)/g;
 /** NUMBER without the g flag: the first number of a text, compiled once. */
 const FIRST_NUMBER = new RegExp(NUMBER.source);
 

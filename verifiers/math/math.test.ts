@@ -442,6 +442,20 @@ describe("equivalence rules, round 2 (each with near-miss negatives)", () => {
       ["\\boxed{12^{\\text{th}}}", "13", 0], ["The answer is 15th.", "16", 0], ["\\boxed{16 \\text{ square units}}", "61", 0], ["\\boxed{\\$12.50}", "12.05", 0], ["\\boxed{5\\,\\mathrm{cm}}", "50", 0],
     ]);
   });
+  test("a noun after a number is what is counted; words that change the value are kept", () => {
+    check([
+      ["\\boxed{7 \\text{ marbles}}", "7", 1], ["\\boxed{\\text{7 marbles}}", "7", 1], ["\\boxed{7 marbles}", "7", 1], ["\\boxed{12 \\text{ red apples}}", "12", 1],
+      ["\\boxed{7\\text{ cookies each}}", "7", 1], ["\\boxed{\\$7 \\text{ per hour}}", "7", 1], ["\\boxed{\\frac{3}{4} \\text{ cup}}", "3/4", 1],
+      ["\\boxed{7 \\text{ marbles}}", "8", 0], ["\\boxed{5 \\text{ dozen}}", "5", 0], ["\\boxed{3 \\text{ squared}}", "3", 0], ["\\boxed{6 \\text{ or more}}", "6", 0],
+      ["\\boxed{5 \\text{ factorial}}", "5", 0], ["\\boxed{4 \\text{ million}}", "4", 0], ["\\boxed{7abc}", "7", 0], ["\\boxed{2 \\sin x}", "2", 0], ["\\boxed{7ab}", "7ab", 1],
+    ]);
+  });
+  test("a mixed number written with a slash is the whole plus the fraction", () => {
+    check([
+      ["The answer is 1 1/2.", "3/2", 1], ["The answer is 1 1/2 cups.", "3/2", 1], ["It takes 2 3/4 hours", "11/4", 1], ["\\boxed{-1 1/2}", "-3/2", 1], ["\\boxed{2 1/2}", "5/2", 1],
+      ["The answer is 1 1/2.", "11/2", 0], ["\\boxed{2 1/2}", "21/2", 0], ["The answer is 1 1/2 cups.", "1/2", 0], ["The answer is 1 3/2.", "13/2", 0],
+    ]);
+  });
   test("\\pm inside lists and sets", () => {
     check([
       ["\\boxed{0, \\pm 2}", "\\{-2,0,2\\}", 1], ["\\boxed{\\{0, \\pm 2\\}}", "-2, 0, 2", 1], ["\\boxed{-2, 0, 2}", "0, \\pm 2", 1],

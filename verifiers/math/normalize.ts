@@ -30,6 +30,39 @@ const BARE_UNITS = UNITS.filter((u) => !/^[a-z]$/.test(u));
 const UNIT_RE = new RegExp(`(?<=[\\d}])\\s*(?:\\\\[,;! ]|~)?\\s*(?:${BARE_UNITS.join("|")})(?:\\^?\\{?[23]\\}?)?(?![a-zA-Z])`, "g");
 const UNIT_TEXT_RE = new RegExp(`\\\\(?:text|textnormal|textrm|textit|mbox|mathrm|textbf|operatorname)\\s*\\{\\s*(?:(?:square|sq\\.?|cubic)\\s+)?(?:${UNITS.join("|")})(?:\\^?[23])?\\s*\\}(?:\\^\\{?[23]\\}?)?`, "gi");
 
+/**
+ * Words that change or qualify the value before them (`2 dozen`, `5 factorial`, `3 or more`),
+ * name a function or constant, or say what kind of number it is: never dropped as a noun.
+ */
+const NOT_NOUNS = new Set([
+  "and", "or", "nor", "not", "none", "more", "less", "fewer", "than", "least", "most", "only", "are", "was", "were",
+  "equal", "equals", "plus", "minus", "times", "over", "divided", "mod", "modulo", "choose", "squared", "cubed",
+  "factorial", "root", "roots", "power", "powers", "dozen", "dozens", "score", "hundred", "hundreds", "thousand",
+  "thousands", "million", "millions", "billion", "billions", "trillion", "trillions", "half", "halves", "third", "thirds",
+  "quarter", "quarters", "percent", "sin", "cos", "tan", "cot", "sec", "csc", "log", "exp", "lim", "max", "min", "sqrt",
+  "gcd", "lcm", "det", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "inf", "infty", "infinity", "undefined",
+  "true", "false", "yes", "odd", "even", "real", "complex", "integer", "integers", "rational", "irrational", "prime",
+  "primes", "repeating", "recurring", "approx", "approximately", "about", "exactly", "digit", "digits",
+]);
+/**
+ * One to four words of three letters or more after a number, at the very end of the answer
+ * (`7 \text{ marbles}`, `12 red apples`), once \text{} is unwrapped. Run on the answer's last
+ * 96 characters: linear.
+ */
+const TRAILING_WORDS = /(?<=[\d}]|\\%)\s+((?:[A-Za-z]{3,}[ -]?){1,4})\s*$/;
+
+/**
+ * A noun after a number at the end of an answer is what is counted, not a factor: the
+ * answer `7 marbles` is 7 (read as LaTeX it is 7 times m·a·r·b·l·e·s). Not a word of
+ * NOT_NOUNS, and only after a space: `7abc` is a product.
+ */
+function dropTrailingNoun(s: string): string {
+  const from = Math.max(0, s.length - 96);
+  const m = TRAILING_WORDS.exec(s.slice(from));
+  if (!m || m[1].split(/[ -]+/).some((w) => w && NOT_NOUNS.has(w.toLowerCase()))) return s;
+  return s.slice(0, from + m.index);
+}
+
 /** The last character that is not a comma, semicolon, colon, full stop or space. */
 const LAST_NOT_PUNCTUATION = /[^,;.:\s][,;.:\s]*$/;
 
@@ -164,6 +197,10 @@ export function normalizeByRules(input: string, plain: boolean, decimalComma = f
   // every space of a long run, each try scanning the rest of it, was quadratic (4,000 `~` or `$`,
   // spaces by then, took ~70 ms on the event loop's quick path)
   s = s.replace(/\\?%/g, PCT).replace(/(?<!\s)\s*\b(?:percent(?:age)?|pct)\b/gi, PCT);
+  // a mixed number written with a slash, `1 1/2` (a proper fraction after a whole number), is
+  // 1\frac{1}{2}, which the parser reads as 1 + 1/2; read as LaTeX, the space vanishes (11/2).
+  // With an improper fraction (`1 3/2`) it is two numbers, not 13/2
+  s = s.replace(/(?<![\d.,}^_])(\d{1,9})\s+(\d{1,9})\s*\/\s*(\d{1,9})(?![\d.])/g, (_m, a: string, b: string, c: string) => (+b < +c ? `${a}\\frac{${b}}{${c}}` : `${a}, ${b}/${c}`));
   // thousands separators: 14{,}916, 11,\!111, 1\,000 (a comma followed by no space and 3 digits)
   s = s.replace(/\{\s*,\s*\}/g, ",");
   s = s.replace(/(?<![\d.([,]\s*)(\d{1,3})((?:,\d{3})+)(?![\d])(?!\s*[)\]])/g, (m, a: string, rest: string) => (a === "0" ? m : a + rest.replace(/,/g, "")));
@@ -179,6 +216,7 @@ export function normalizeByRules(input: string, plain: boolean, decimalComma = f
   s = s.replace(/\)\s*(?:and|or)\s*\(/gi, "),(");
   // units after numbers
   s = s.replace(UNIT_RE, "");
+  s = dropTrailingNoun(s);
   s = s.replace(/\\approx/g, "\\approx ");
   s = s.replace(/\s+/g, " ").trim();
   s = dropTrailing(s.replace(/^(?:[,;:\s]|\.(?!\d))+/, ""), LAST_NOT_PUNCTUATION);
