@@ -5,7 +5,8 @@ import { createHash } from "node:crypto";
 import { compareResults, compareResultsSync, cellKey, digestMatch, digestRule, goldDigest, type CompareOptions, type Comparison } from "./compare.js";
 import { resultDigest } from "../../src/sql/digest.js";
 import { extractSql, MAX_SQL_CHARS } from "./extract.js";
-import { ngramSimilarity, schemaLinking, jaccard } from "./partial.js";
+import { ngramSimilarity, schemaLinking, jaccard, unparsable } from "./partial.js";
+import { ParseProcess, PARSE_BUDGET_MS } from "./parse-process.js";
 import { checkQuery, dqsRewrite, hasTopLevelOrderBy, MAX_DQS_LITERALS, prepareWithDqs, tokenize } from "../../src/sql/lex.js";
 import { intCell, textCell, blobCell, INT_TAG, type Cell } from "../../src/sql/types.js";
 
@@ -508,13 +509,48 @@ describe("partial rewards (Reasoning-SQL)", () => {
     // bigrams {select name, name from, from singer} vs {select age, age from, from singer}: 1/5
     assert.equal(ngramSimilarity("SELECT name FROM singer", "SELECT age FROM singer", 2), 1 / 5);
   });
-  test("schema linking Jaccard of tables and columns", () => {
-    const r = schemaLinking("SELECT T1.name FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.singer_id = T2.singer_id", "SELECT name FROM singer WHERE singer_id IN (SELECT singer_id FROM singer_in_concert)", "sqlite");
+  test("schema linking Jaccard of tables and columns", async () => {
+    const r = await schemaLinking("SELECT T1.name FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.singer_id = T2.singer_id", "SELECT name FROM singer WHERE singer_id IN (SELECT singer_id FROM singer_in_concert)", "sqlite");
     assert.equal(r.score, 1);
-    const w = schemaLinking("SELECT age FROM singer", "SELECT name FROM singer", "sqlite");
+    const w = await schemaLinking("SELECT age FROM singer", "SELECT name FROM singer", "sqlite");
     assert.equal(w.score, 1 / 3); // {table:singer} shared of {table:singer, column:age, column:name}
-    assert.equal(schemaLinking("SELEC nonsense (", "SELECT name FROM singer", "sqlite").score, 0);
+    assert.equal((await schemaLinking("SELEC nonsense (", "SELECT name FROM singer", "sqlite")).score, 0);
     assert.equal(jaccard(new Set(), new Set()), 1);
+  });
+  test("the parser runs in its own process: a text that takes it seconds, or kills it, is 0 for that query alone and the event loop is not held", async () => {
+    const parser = new ParseProcess();
+    try {
+      // unclosed nesting: 58 characters made V8 abort the server ("invalid size error");
+      // refused by the lexer's pairing check without reaching the parser
+      const crash = "```sql\nSELECT CAST(CAST(CAST(CAST(CAST(CAST(CAST(CAST(CAST(CAST(1\n```".replace(/```(sql)?\n?/g, "");
+      assert.match(unparsable(crash, "sqlite") ?? "", /parentheses do not pair up/);
+      assert.equal(unparsable("SELECT (a) FROM t WHERE b IN (SELECT c FROM u) AND d = ')'", "sqlite"), null);
+      assert.match(unparsable("SELECT a) FROM (t", "sqlite") ?? "", /pair up/);
+      const r = await schemaLinking(crash, "SELECT a FROM t", "sqlite", parser);
+      assert.equal(r.score, 0);
+      // closed, but CAST without AS eight deep: ~6 s in the parser; stopped at the budget, on
+      // the parse process's time, while this thread keeps turning
+      let maxGap = 0, last = performance.now();
+      const tick = setInterval(() => { const now = performance.now(); maxGap = Math.max(maxGap, now - last); last = now; }, 5);
+      const t0 = performance.now();
+      const slow = await schemaLinking("SELECT " + "CAST(".repeat(8) + "1" + ")".repeat(8) + " FROM t", "SELECT a FROM t", "sqlite", parser);
+      clearInterval(tick);
+      assert.deepEqual(slow, { score: 0, note: `the SQL parser ran past ${PARSE_BUDGET_MS} ms on this query` });
+      assert.ok(performance.now() - t0 < 20_000, "stopped long before the parser would have finished");
+      assert.ok(maxGap < 200, `event loop held ${maxGap.toFixed(0)} ms`);
+      assert.equal(parser.killed, 1);
+      // the next query gets a new process
+      assert.equal((await schemaLinking("SELECT a FROM t", "SELECT a FROM t", "sqlite", parser)).score, 1);
+      // a process that dies under a query fails that query alone
+      const dying = parser.items("SELECT " + "CAST(".repeat(8) + "1" + ")".repeat(8) + " FROM u", "sqlite");
+      await new Promise((res) => setTimeout(res, 50));
+      process.kill(parser.pid!, "SIGKILL");
+      assert.deepEqual(await dying, { unreadable: "the SQL parser's process died reading this query" });
+      assert.equal(parser.died, 1);
+      assert.equal((await schemaLinking("SELECT b FROM t", "SELECT a, b FROM t", "sqlite", parser)).score, 2 / 3);
+    } finally {
+      parser.close();
+    }
   });
 });
 

@@ -120,7 +120,7 @@ export const sql = defineVerifier({
     const details: Record<string, unknown> = { database: id, engine, extracted_from: source, sql: text.slice(0, 2_000), ...(known ? { gold_dqs: known.literals } : {}) };
     const pred = text.length <= MAX_SQL_CHARS ? checkQuery(text, engine) : null;
     const ngram = text.length <= MAX_SQL_CHARS ? ngramSimilarity(pred?.ok ? pred.tokens : text, gold.tokens, o.ngram) : 0;
-    const schema = w.schema ? (text.length <= MAX_SQL_CHARS ? schemaLinking(text, gold.sql, engine) : { score: 0, note: "query too long" }) : null;
+    const schema = w.schema ? (text.length <= MAX_SQL_CHARS ? await schemaLinking(text, gold.sql, engine) : { score: 0, note: "query too long" }) : null;
     const score = (execution: number, syntax: number, reason: string, extra: Record<string, unknown> = {}): Outcome => {
       const parts = { execution, syntax, schema: schema?.score ?? null, ngram };
       return {

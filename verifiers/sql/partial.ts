@@ -5,15 +5,12 @@
  * and columns the query uses with the gold query's) and n-gram similarity (Jaccard similarity of
  * the two queries' token n-grams). Execution match is the comparison in compare.ts.
  */
-import nsp from "node-sql-parser";
 import { LRUCache } from "lru-cache";
 import { tokenize, ngramTokens, type Token } from "../../src/sql/lex.js";
 import type { Engine } from "../../src/sql/types.js";
+import { MAX_PARSE_CHARS, ParseProcess, type Parsed } from "./parse-process.js";
 
-const parser = new nsp.Parser();
-
-/** node-sql-parser is a PEG parser: ~13 µs a character, so longer text is not parsed (linking 0). */
-export const MAX_PARSE_CHARS = 2_000;
+export { MAX_PARSE_CHARS };
 
 export function jaccard<T>(a: Set<T>, b: Set<T>): number {
   if (a.size === 0 && b.size === 0) return 1;
@@ -23,37 +20,42 @@ export function jaccard<T>(a: Set<T>, b: Set<T>): number {
 }
 
 /**
- * The schema items a query names: "table:<name>" and "column:<name>" (lower-cased; columns by
- * name, since aliases and unqualified names make the owning table guesswork). Null when the
- * parser cannot read the query.
+ * Why a text is not worth the parser's time, read by the linear lexer: too long, or its
+ * parentheses do not pair up (no parser reads such a query, and unclosed nesting is where
+ * node-sql-parser's time grows fastest). Null when it may be parsed.
  */
-export function schemaItems(sql: string, engine: Engine): Set<string> | null {
-  if (sql.length > MAX_PARSE_CHARS) return null;
-  const opt = { database: engine === "postgres" ? "postgresql" : "sqlite" };
-  try {
-    const items = new Set<string>();
-    for (const t of parser.tableList(sql, opt)) items.add(`table:${t.split("::").pop()!.toLowerCase()}`);
-    for (const c of parser.columnList(sql, opt)) {
-      const name = c.split("::").pop()!;
-      if (name !== "(.*)") items.add(`column:${name.toLowerCase()}`);
-    }
-    return items;
-  } catch {
-    return null;
+export function unparsable(sql: string, engine: Engine): string | null {
+  if (sql.length > MAX_PARSE_CHARS) return `query longer than ${MAX_PARSE_CHARS} characters is not parsed`;
+  let depth = 0;
+  for (const t of tokenize(sql, engine)) {
+    if (t.kind !== "punct") continue;
+    if (t.text === "(") depth++;
+    else if (t.text === ")" && --depth < 0) break;
   }
+  return depth === 0 ? null : "query not readable by the SQL parser (its parentheses do not pair up)";
 }
 
-const goldItems = new LRUCache<string, { items: Set<string> | null }>({ max: 4096 });
+let shared: ParseProcess | undefined;
+/** The schema items of a query, read in the parse process (schema-items.ts says why). */
+function itemsOf(sql: string, engine: Engine, parser: ParseProcess): Promise<Parsed> {
+  const why = unparsable(sql, engine);
+  return why ? Promise.resolve({ unreadable: why }) : parser.items(sql, engine);
+}
+
+const goldItems = new LRUCache<string, Promise<Parsed>>({ max: 4096 });
 
 /** Schema-linking reward: Jaccard of schema items with the gold query's; 0 when the model's does not parse. */
-export function schemaLinking(pred: string, gold: string, engine: Engine): { score: number; note?: string } {
+export async function schemaLinking(pred: string, gold: string, engine: Engine, parser: ParseProcess = (shared ??= new ParseProcess())): Promise<{ score: number; note?: string }> {
   const key = `${engine}\0${gold}`;
   let g = goldItems.get(key);
-  if (!g) goldItems.set(key, (g = { items: schemaItems(gold, engine) }));
-  if (!g.items) return { score: 0, note: "gold query not readable by the SQL parser" };
-  const p = schemaItems(pred, engine);
-  if (!p) return { score: 0, note: pred.length > MAX_PARSE_CHARS ? `query longer than ${MAX_PARSE_CHARS} characters is not parsed` : "query not readable by the SQL parser" };
-  return { score: jaccard(p, g.items) };
+  if (!g) {
+    goldItems.set(key, (g = itemsOf(gold, engine, parser)));
+    g.catch(() => goldItems.delete(key));
+  }
+  const [gi, p] = await Promise.all([g, itemsOf(pred, engine, parser)]);
+  if ("unreadable" in gi) return { score: 0, note: "gold query not readable by the SQL parser" };
+  if ("unreadable" in p) return { score: 0, note: p.unreadable };
+  return { score: jaccard(p.items, gi.items) };
 }
 
 function ngrams(tokens: Token[], n: number): Set<string> {
