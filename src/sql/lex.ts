@@ -270,6 +270,10 @@ function checkDialect(sql: string, dialect: Dialect): QueryCheck {
     if (t.kind === "punct" && t.text === ";") return { ok: false, reason: "more than one statement" };
     // PostgreSQL: a `$` that opens no dollar quote we recognise (a tag over MAX_DOLLAR_TAG characters)
     if (dialect === "postgres" && t.kind === "punct" && t.text === "$") return { ok: false, reason: `a $ that is not a parameter or a dollar quote (tags are at most ${MAX_DOLLAR_TAG} characters)` };
+    // a function named by a quoted identifier is still that function (`"zeroblob"(1e9)`, `[randomblob](9)`)
+    if (t.kind === "quoted" && tokens[i + 1]?.text === "(" && DENIED_FUNCTIONS.has(t.text.toLowerCase())) {
+      return { ok: false, reason: `function ${t.text.toLowerCase()}() is not allowed in a scored query` };
+    }
     if (t.kind !== "word") continue;
     // ATTACH, DETACH, PRAGMA, VACUUM, TRUNCATE, GRANT, REVOKE are statements: the first word (SELECT,
     // WITH or VALUES) and the one-statement rule keep them out, so they are legal names here
@@ -307,14 +311,15 @@ export function ngramTokens(tokens: Token[]): string[] {
  * Returns the rewritten text and the literal, or null when the error is not that one (or names
  * no such token). Linear in the text's length.
  */
-const SQLITE_DQS_ERROR = /^no such column: "((?:[^"]|"")*)" - should this be a string literal in single-quotes\?$/;
+/** SQLite names the token unescaped (`"a""b"` is named `"a"b"`): the name is everything between the outer quotes. */
+const SQLITE_DQS_ERROR = /^no such column: "(.*)" - should this be a string literal in single-quotes\?$/s;
 /** PostgreSQL's error for a double-quoted token that names no column. */
 const PG_NO_COLUMN = /column "((?:[^"]|"")*)" does not exist/;
 
 export function dqsRewrite(sql: string, error: string, dialect: Dialect = "sqlite"): { sql: string; literal: string } | null {
   const m = (dialect === "sqlite" ? SQLITE_DQS_ERROR : PG_NO_COLUMN).exec(error);
   if (!m) return null;
-  const name = m[1].replaceAll('""', '"');
+  const name = dialect === "sqlite" ? m[1] : m[1].replaceAll('""', '"');
   const tokens = tokenize(sql, dialect);
   const dot = (t: Token | undefined) => t !== undefined && t.kind === "punct" && t.text === ".";
   let out = "";

@@ -1,5 +1,6 @@
 /** Result comparison, extraction and the lexer, without a database. */
 import { test, describe } from "node:test";
+import Database from "better-sqlite3";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { compareResults, compareResultsSync, cellKey, digestMatch, digestRule, goldDigest, type CompareOptions, type Comparison } from "./compare.js";
@@ -376,7 +377,10 @@ describe("double-quoted literals (SQLite's DQS rule) and exact integers", () => 
       literal: "France",
     });
     // quotes inside: "O""Neil" is O"Neil, and a ' in it is doubled in the literal
-    assert.equal(dqsRewrite(`SELECT * FROM t WHERE a = "O""Ne'il"`, msg(`O""Ne'il`))?.sql, `SELECT * FROM t WHERE a = 'O"Ne''il'`);
+    // (SQLite names it unescaped, as better-sqlite3's engine prints it: `"O"Ne'il"`)
+    assert.equal(dqsRewrite(`SELECT * FROM t WHERE a = "O""Ne'il"`, msg(`O"Ne'il`))?.sql, `SELECT * FROM t WHERE a = 'O"Ne''il'`);
+    assert.equal(dqsRewrite(`SELECT "a""b"`, msg(`a"b`))?.sql, `SELECT 'a"b'`);
+    assert.equal(dqsRewrite(`SELECT "a""""b"`, msg(`a""b`))?.sql, `SELECT 'a""b'`);
     // other errors, other quotes, a name no token has: no rewrite
     assert.equal(dqsRewrite(`SELECT nam FROM t`, "no such column: nam"), null);
     assert.equal(dqsRewrite("SELECT `France` FROM t", msg("France")), null);
@@ -402,6 +406,14 @@ describe("double-quoted literals (SQLite's DQS rule) and exact integers", () => 
     seen.length = 0;
     assert.throws(() => prepareWithDqs(many, prepare), /more than 32 double-quoted literals: write string literals in single quotes/);
     assert.equal(seen.length, MAX_DQS_LITERALS + 1);
+  });
+  test("a double-quoted literal with a doubled quote inside, as the engine itself names it", () => {
+    const db = new Database(":memory:");
+    db.exec("CREATE TABLE t (a)");
+    const r = prepareWithDqs(`SELECT "a""b", "it's" FROM t`, (q) => db.prepare(q));
+    assert.deepEqual(r.literals, ['a"b', "it's"]);
+    assert.equal(r.sql, `SELECT 'a"b', 'it''s' FROM t`);
+    db.close();
   });
   test("integers beyond 2^53 compare exactly, as Python compares int and float", async () => {
     const big = (s: string) => intCell(BigInt(s));
@@ -471,7 +483,7 @@ describe("lexer", () => {
       "ATTACH DATABASE 'x.db' AS x", "PRAGMA query_only = 0", "SELECT 1; DROP TABLE singer", "SELECT load_extension('x')",
       "WITH d AS (DELETE FROM singer RETURNING *) SELECT * FROM d", "SELECT * INTO t2 FROM singer", "VACUUM INTO '/tmp/x'",
       "REPLACE INTO singer VALUES (1)", "SELECT pg_terminate_backend(1)", "SELECT set_config('a', 'b', false)",
-      "SELECT * FROM singer FOR UPDATE", "SELECT randomblob(1000000000)", "CREATE TABLE x (a)", "",
+      "SELECT * FROM singer FOR UPDATE", "SELECT randomblob(1000000000)", 'SELECT "zeroblob"(1000000000)', "SELECT length([RandomBlob](9))", "SELECT `zeroblob`(9)", "CREATE TABLE x (a)", "",
     ];
     for (const q of refused) assert.equal(checkQuery(q).ok, false, q);
   });
