@@ -5,7 +5,7 @@ import request from "supertest";
 import { parse } from "yaml";
 import { testApp } from "./helpers.js";
 import { check } from "../src/core/contract.js";
-import { stripEndTokens } from "../src/server/routes/openrlhf.js";
+import { promptEnd, stripEndTokens } from "../src/server/routes/openrlhf.js";
 
 const RESULT_KEYS = ["details", "elapsed_ms", "reason", "reward", "status", "verifier"];
 
@@ -287,6 +287,49 @@ describe("POST /get_reward (OpenRLHF)", () => {
     }).expect(200);
     assert.deepEqual(res.body.rewards, [1, 1, 1, 0]);
     assert.equal(res.body.results[0].details.extracted, "paris");
+  });
+
+  test("the prompt is matched from the query's start, spacing and left padding aside; a query that does not begin with it is invalid, never graded whole", async () => {
+    const { app } = await testApp();
+    const res = await request(app).post("/get_reward?verifier=exact&null_reward=-1").send({
+      query: [
+        // SentencePiece decodes `<s>[INST]` as `<s> [INST]`: the response is what follows the prompt
+        "<s> [INST] Example: 7. What is 6*7? [/INST] 41",
+        "<s> [INST] Example: 7. What is 6*7? [/INST] 42",
+        "Q:  what is 6*7?\n42", // the prompt's doubled space decoded as one
+        "Example: 7. Now something else entirely", // not this prompt's query: never graded whole
+      ],
+      prompts: ["<s>[INST] Example: 7. What is 6*7? [/INST]", "<s>[INST] Example: 7. What is 6*7? [/INST]", "Q: what is 6*7?", "Example: 7. What is 6*7?"],
+      labels: ["42", "42", "42", "Example: 7. Now something else entirely"],
+    }).expect(200);
+    assert.deepEqual(res.body.rewards, [0, 1, 1, -1]);
+    assert.deepEqual(res.body.extra_logs.assay_invalid, [0, 0, 0, 1]);
+    assert.match(res.body.results[3].reason, /does not begin with its prompt/);
+    assert.equal(res.body.results[3].id, 3);
+    assert.equal(res.body.results[2].id, 2);
+    // left padding, then a response that repeats the prompt: the whole response is graded
+    const again = await request(app).post("/get_reward?verifier=exact").send({
+      query: ["<pad><pad>P:foo P:bar<|im_end|><pad>"], prompts: ["P:"], labels: ["foo P:bar"],
+    }).expect(200);
+    assert.deepEqual(again.body.rewards, [1]);
+    // no search for the prompt further in: bounded time on a query that repeats its start
+    const t0 = performance.now();
+    const slow = await request(app).post("/get_reward?verifier=exact").send({ query: ["a".repeat(600_000)], prompts: ["a".repeat(300_000) + "b"], labels: ["x"] }).expect(200);
+    assert.ok(performance.now() - t0 < 3000, `took ${(performance.now() - t0).toFixed(0)} ms`);
+    assert.deepEqual(slow.body.extra_logs.assay_invalid, [1]);
+    assert.equal(promptEnd("<｜begin▁of▁sentence｜>User: hi", "User: hi"), "<｜begin▁of▁sentence｜>User: hi".length);
+    assert.equal(promptEnd("<s>hi there", "<s>hi"), 5);
+    assert.equal(promptEnd("hi", "hi there"), -1);
+  });
+
+  test("a label {reference, options} with ?verifier= is read alike as an object and as its JSON text", async () => {
+    const { app } = await testApp();
+    const res = await request(app).post("/get_reward?verifier=exact").send({
+      query: ["Q 42", "Q 42", "Q 41"], prompts: ["Q", "Q", "Q"],
+      labels: [JSON.stringify({ reference: "42" }), { reference: "42" }, JSON.stringify({ reference: "42" })],
+    }).expect(200);
+    assert.deepEqual(res.body.rewards, [1, 1, 0]);
+    assert.deepEqual(res.body.extra_logs.assay_invalid, [0, 0, 0]);
   });
 
   test("stripping end tokens stays linear on hostile tails and leaves plain text alone", () => {

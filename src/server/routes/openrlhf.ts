@@ -15,7 +15,7 @@
  * Please check the API server.", which stops the trainer; our reply's `error` says what to fix.
  */
 import { Router } from "express";
-import type { Wire } from "../../core/types.js";
+import type { RewardResult, Wire } from "../../core/types.js";
 import { HttpError } from "../errors.js";
 import { clientGone, type Caller, type RouteDeps } from "../http.js";
 
@@ -31,16 +31,57 @@ import { clientGone, type Caller, type RouteDeps } from "../http.js";
  */
 export const OPENRLHF_CALLER: Caller = { name: "OpenRLHF's client", waitsMs: 180_000 };
 
-/** The response part of an OpenRLHF query: the text after the prompt, when the query starts with it
- * (after left padding, when OpenRLHF decoded it), less the end-of-sequence tokens it ends with. */
-export function responseOf(query: string, prompt: string | undefined): string {
-  let response = query;
-  if (prompt && query.startsWith(prompt)) response = query.slice(prompt.length);
-  else if (prompt) {
-    const at = query.lastIndexOf(prompt);
-    if (at >= 0) response = query.slice(at + prompt.length);
+/**
+ * A special token a decoded query may hold before the prompt starts: left padding, a BOS the
+ * tokenizer added (`<pad>`, `<s>`, `<|endoftext|>`, `<|begin_of_text|>`, `<｜begin▁of▁sentence｜>`).
+ */
+const LEAD_TOKEN = /^(?:<\|[A-Za-z0-9_.:-]{1,40}\|>|<｜[^｜<>]{1,40}｜>|<\/?s>|<pad>|<unk>|<eos>|<bos>)/;
+const isSpace = (c: number) => c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x2581;
+
+/**
+ * Where the prompt ends in an OpenRLHF query, or -1 where the query does not begin with it. The
+ * query is the tokens of prompt and response decoded together (skip_special_tokens=False), so it
+ * may begin with left padding or a BOS token the prompt string lacks, and the decode may space
+ * the prompt differently (`<s> [INST]` for `<s>[INST]`, SentencePiece's ▁). So the prompt is
+ * matched from the query's start, whitespace aside, after any special tokens it does not itself
+ * begin with. Never searched for further in: a prompt found later is not where the response
+ * starts (a response that repeats the prompt keeps its whole text), and a search would cost query
+ * × prompt time. Linear: each step moves along the query or the prompt.
+ */
+export function promptEnd(query: string, prompt: string): number {
+  if (query.startsWith(prompt)) return prompt.length;
+  let i = 0;
+  let j = 0;
+  let started = false;
+  for (;;) {
+    while (j < prompt.length && isSpace(prompt.charCodeAt(j))) j++;
+    if (j >= prompt.length) return i;
+    while (i < query.length && isSpace(query.charCodeAt(i))) i++;
+    if (i >= query.length) return -1;
+    if (!started) {
+      const lead = LEAD_TOKEN.exec(query.slice(i, i + 48));
+      if (lead && !prompt.startsWith(lead[0], j)) {
+        i += lead[0].length;
+        continue;
+      }
+    }
+    if (query[i] !== prompt[j]) return -1;
+    started = true;
+    i++;
+    j++;
   }
-  return stripEndTokens(response);
+}
+
+/**
+ * The response part of an OpenRLHF query (the text after its prompt: promptEnd), less the
+ * end-of-sequence tokens it ends with; null where a prompt is given and the query does not
+ * begin with it: grading the whole query would grade the prompt's text (a worked example in it,
+ * an option letter) as the model's answer.
+ */
+export function responseOf(query: string, prompt: string | undefined): string | null {
+  if (!prompt) return stripEndTokens(query);
+  const end = promptEnd(query, prompt);
+  return end < 0 ? null : stripEndTokens(query.slice(end));
 }
 
 // One end-of-sequence or padding token as chat templates spell them: <|im_end|>, <|endoftext|>,
@@ -107,6 +148,9 @@ function itemFor(label: unknown, defaultVerifier: string | undefined, prompt: st
   if (spec && typeof spec.verifier === "string") {
     return { ...base, verifier: spec.verifier, reference: spec.reference, options: spec.options };
   }
+  // {"reference": …, "options": …} with the verifier named by ?verifier=, as an object or as
+  // its JSON text alike (a reference that is itself an object, such as sql's, has no such key)
+  if (spec && "reference" in spec) return { ...base, verifier: defaultVerifier ?? "", reference: spec.reference, options: spec.options };
   return { ...base, verifier: defaultVerifier ?? "", reference: label ?? undefined };
 }
 
@@ -122,9 +166,14 @@ export function openrlhfRoutes({ runtime, body: opening, admit }: RouteDeps): Ro
     const verifier = typeof req.query.verifier === "string" ? req.query.verifier : undefined;
     const nullRewardRaw = typeof req.query.null_reward === "string" ? Number(req.query.null_reward) : 0;
     if (!Number.isFinite(nullRewardRaw)) throw new HttpError(400, "null_reward must be a number, e.g. ?null_reward=0", "null_reward");
+    // a query that does not begin with its prompt is not scored: it comes back invalid (and
+    // null_reward, flagged in assay_invalid), never graded with the prompt's text in it
+    const unmatched = new Set<number>();
     const items = body.query.map((q, i) => {
       const prompt = body.prompts?.[i];
-      const item = itemFor(body.labels?.[i], verifier, prompt, responseOf(q, prompt), i);
+      const response = responseOf(q, prompt);
+      if (response === null) unmatched.add(i);
+      const item = itemFor(body.labels?.[i], verifier, prompt, response ?? "", i);
       if (!item.verifier) {
         throw new HttpError(400, `label ${i} names no verifier: send labels as {"verifier": …, "reference": …} or add ?verifier=NAME to the URL`, "labels");
       }
@@ -141,7 +190,16 @@ export function openrlhfRoutes({ runtime, body: opening, admit }: RouteDeps): Ro
     }
     const release = admit(n, items, OPENRLHF_CALLER);
     try {
-      const results = await scorer.scoreBatch(items, { signal: clientGone(req, res) });
+      const scored = await scorer.scoreBatch(unmatched.size ? items.filter((x) => !unmatched.has(x.id)) : items, { signal: clientGone(req, res) });
+      const results: RewardResult[] = unmatched.size ? [] : scored;
+      if (unmatched.size) {
+        let k = 0;
+        for (const item of items) {
+          results.push(unmatched.has(item.id)
+            ? { id: item.id, verifier: item.verifier, reward: null, status: "invalid", reason: "the query does not begin with its prompt (left padding, special tokens and spacing aside), so the response cannot be told from the prompt: send the prompt exactly as it was given to the model", details: {}, elapsed_ms: 0 }
+            : scored[k++]);
+        }
+      }
       const rewards = results.map((x) => (x.reward === null ? nullRewardRaw : x.reward));
       // OpenRLHF concatenates each extra_logs entry across requests and splits it per sample
       // (torch.cat(...).split(sizes)), so every entry is a list with one number per query: a
