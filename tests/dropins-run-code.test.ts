@@ -122,6 +122,44 @@ describe("queueing knows the caller's budget", () => {
   });
 });
 
+describe("files: text files reach the program as sent; what the sandbox cannot write is the caller's 400", () => {
+  test("base64 UTF-8 text is written as is; a bad path, a non-base64 value or binary bytes are 400s naming files (not a SandboxError, which verl scores as our failure)", async () => {
+    const seen: Record<string, string>[] = [];
+    const fake: Sandbox = {
+      name: "fake", languages: ["python"],
+      run: async (req) => {
+        seen.push({ ...(req.files ?? {}) });
+        return { ...base, status: "finished", exitCode: 0 };
+      },
+      close: async () => {},
+    };
+    const { app } = await testApp({ ASSAY_RUN_CODE_PYTHON: "python" }, [], { sandbox: fakeSandbox(fake) });
+    const b64 = (x: string | Buffer) => Buffer.from(x).toString("base64");
+    await request(app).post("/run_code").send({ code: "print(1)", language: "python", files: { "data/in.txt": b64("héllo\n"), "skip.txt": null } }).expect(200);
+    assert.equal(seen.at(-1)?.["data/in.txt"], "héllo\n");
+    assert.equal("skip.txt" in seen.at(-1)!, false);
+    const refused: [Record<string, string>, RegExp][] = [
+      [{ "../../../tmp/evil.txt": b64("x") }, /leaves the program's directory/],
+      [{ "/tmp/abs.txt": b64("x") }, /is absolute/],
+      [{ "": b64("x") }, /is empty/],
+      [{ ".": b64("x") }, /empty or '.' segment/],
+      [{ a: b64("1"), "a/b": b64("2") }, /inside another file's path/],
+      [{ "x.txt": "!!!not base64###" }, /is not base64/],
+      [{ "b.bin": b64(Buffer.from([0xff, 0x00, 0x01, 0x80, 0x61])) }, /not UTF-8 text; binary files are not supported/],
+    ];
+    for (const [files, why] of refused) {
+      const res = await request(app).post("/run_code").send({ code: "print(1)", language: "python", files }).expect(400);
+      assert.equal(res.body.field, "files");
+      assert.match(res.body.error, why);
+    }
+    assert.equal(seen.length, 1, "no refused request reached the sandbox");
+    // linear on a long hostile value
+    const t0 = performance.now();
+    await request(app).post("/run_code").send({ code: "print(1)", language: "python", files: { "x.txt": " ".repeat(1_000_000) + "!" } }).expect(400);
+    assert.ok(performance.now() - t0 < 2000);
+  });
+});
+
 const opened = await openDockerForTests(4);
 describe("64 concurrent verl requests, 16 of them looping, on the real docker sandbox", { skip: opened.skip }, async () => {
   const sb = opened.sandbox!;

@@ -11,6 +11,7 @@
 import { randomBytes } from "node:crypto";
 import type { BoxBackend, Box, KernelReply } from "../../sandbox/sessions/index.js";
 import { NoBoxInTimeError } from "../../sandbox/sessions/index.js";
+import { badFilePath, hasLoneSurrogate } from "../core/file-paths.js";
 import {
   SessionBusyError,
   SessionNotFoundError,
@@ -354,9 +355,6 @@ export async function openSessions(config: import("../core/config.js").Config): 
   });
 }
 
-/** A UTF-16 surrogate not in a pair (with the u flag a pair is one code point): utf8 has no way to write it. */
-const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
-
 /**
  * Refuses (400) a `files` map the sandbox could not write: a path that is empty, absolute, holds
  * a `..`, `.` or empty segment (so also one ending in `/`), a NUL or a lone surrogate, or names
@@ -368,20 +366,9 @@ export function checkFiles(files: unknown): void {
   if (typeof files !== "object" || Array.isArray(files)) throw new SessionRequestError("files must be an object: relative path -> utf8 text");
   const paths = new Set(Object.keys(files));
   for (const [path, text] of Object.entries(files)) {
-    const segs = path.split("/");
-    const bad =
-      path === "" ? "is empty"
-      : path.length > 1024 ? "is longer than 1024 characters"
-      : path.includes("\0") ? "holds a NUL"
-      : LONE_SURROGATE.test(path) ? "holds a lone surrogate"
-      : segs.length > 32 ? "is deeper than 32 folders"
-      : path.startsWith("/") ? "is absolute; give it relative to the session's directory"
-      : segs.includes("..") ? "leaves the session's directory (..)"
-      : segs.some((seg) => seg === "" || seg === ".") ? "has an empty or '.' segment"
-      : segs.slice(1).some((_, i) => paths.has(segs.slice(0, i + 1).join("/"))) ? "lies inside another file's path"
-      : null;
+    const bad = badFilePath(path, paths, "the session's directory");
     if (bad) throw new SessionRequestError(`files: the path ${JSON.stringify(path.slice(0, 80))} ${bad}`);
     if (typeof text !== "string") throw new SessionRequestError(`files: ${JSON.stringify(path.slice(0, 80))} must be utf8 text, got ${text === null ? "null" : typeof text}`);
-    if (LONE_SURROGATE.test(text)) throw new SessionRequestError(`files: ${JSON.stringify(path.slice(0, 80))} holds a lone surrogate, which utf8 cannot write`);
+    if (hasLoneSurrogate(text)) throw new SessionRequestError(`files: ${JSON.stringify(path.slice(0, 80))} holds a lone surrogate, which utf8 cannot write`);
   }
 }

@@ -21,6 +21,7 @@
 import { Router } from "express";
 import type { Wire } from "../../core/types.js";
 import { HttpError } from "../errors.js";
+import { badFilePath } from "../../core/file-paths.js";
 import { clientGone, type RouteDeps } from "../http.js";
 import type { RunOutcome, Sandbox } from "../../../sandbox/types.js";
 import { canonicalLanguage, isCompiled, languageNames } from "../../../sandbox/languages.js";
@@ -133,6 +134,35 @@ export interface RunCodeCall {
  */
 export type RunCode = (call: RunCodeCall) => Promise<ReturnType<typeof toSandboxFusion> | null>;
 
+/** Base64 (either alphabet), whitespace and padding allowed: what Buffer decodes without dropping characters. */
+const BASE64 = /^[A-Za-z0-9+/_\-\s]*(?:=\s*){0,2}$/;
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * SandboxFusion's `files` (path -> base64) as the sandbox's text files; 400 naming the file for
+ * a path the sandbox cannot write (badFilePath: verl would score the SandboxError that came back
+ * as a machinery failure), content that is not base64 (Buffer drops what it cannot read), or
+ * bytes that are not UTF-8: the sandbox writes text, and a binary file would reach the program
+ * with its bytes changed. Null entries are skipped, as SandboxFusion skips them.
+ */
+export function runCodeFiles(given: Record<string, string | null> | undefined): Record<string, string> {
+  const files: Record<string, string> = {};
+  const paths = new Set(Object.keys(given ?? {}));
+  for (const [name, b64] of Object.entries(given ?? {})) {
+    if (b64 === null || b64 === undefined) continue;
+    const label = JSON.stringify(name.slice(0, 80));
+    const bad = badFilePath(name, paths, "the program's directory");
+    if (bad) throw new HttpError(400, `files: the path ${label} ${bad}`, "files");
+    if (!BASE64.test(b64)) throw new HttpError(400, `files: ${label} is not base64`, "files");
+    try {
+      files[name] = UTF8.decode(Buffer.from(b64, "base64"));
+    } catch {
+      throw new HttpError(400, `files: ${label} is not UTF-8 text; binary files are not supported (the sandbox writes files as text, so their bytes would change)`, "files");
+    }
+  }
+  return files;
+}
+
 const runners = new WeakMap<Runtime, RunCode>();
 
 /** The runtime's one RunCode (made on first use). */
@@ -151,11 +181,7 @@ function makeRunCode(runtime: Runtime): RunCode {
     if (!language) throw new HttpError(400, `language ${JSON.stringify(body.language)} is not supported; use one of ${languageNames().join(", ")}`, "language");
     const startBy = runCodeStartBy(arrived, { ...body, language }, slackMs);
     const answerBy = runCodeAnswerBy(arrived, body, slackMs);
-    const files: Record<string, string> = {};
-    for (const [name, b64] of Object.entries(body.files ?? {})) {
-      if (b64 === null || b64 === undefined) continue;
-      files[name] = Buffer.from(b64, "base64").toString("utf8");
-    }
+    const files = runCodeFiles(body.files);
     let sandbox: Sandbox;
     try {
       sandbox = await runtime.services.sandbox();
