@@ -312,6 +312,26 @@ describe("code verifier in the docker sandbox", { skip: opened.skip }, () => {
       assert.equal((await verify(fence("python", "class A:\n    def __eq__(s, o): return True\ndef f(x): return A()"), ref)).reward, 0);
       assert.equal((await verify(fence("python", "import sys\ndef f(x): sys.exit(0)"), ref)).reward, 0);
     });
+    test("function calls: a subclass of a builtin is its builtin value, read past its overrides (Python's == as LiveCodeBench's checker uses it)", async () => {
+      const counts = { fn_name: "f", inputs: [["aab"]], outputs: [{ a: 2, b: 1 }] };
+      assert.equal((await verify(fence("python", "from collections import Counter\ndef f(s): return Counter(s)"), counts)).reward, 1);
+      assert.equal((await verify(fence("python", "from collections import defaultdict\ndef f(s):\n    d = defaultdict(int)\n    for c in s: d[c] += 1\n    return d"), counts)).reward, 1);
+      assert.equal((await verify(fence("python", "from collections import Counter\ndef f(s): return Counter('abb')"), counts)).reward, 0);
+      const pair = { fn_name: "f", inputs: [[1]], outputs: [[1, 2]] };
+      assert.equal((await verify(fence("python", "from collections import namedtuple\nP = namedtuple('P', 'x y')\ndef f(x): return P(x, 2)"), pair)).reward, 1);
+      const five = { fn_name: "f", inputs: [[1]], outputs: [5] };
+      assert.equal((await verify(fence("python", "from enum import IntEnum\nclass C(IntEnum):\n    A = 5\ndef f(x): return C.A"), five)).reward, 1);
+      // an override does not change the value that crosses: I(4) is 4 whatever its __int__ says
+      assert.equal((await verify(fence("python", "class I(int):\n    def __int__(s): return 5\n    def __eq__(s, o): return True\ndef f(x): return I(4)"), five)).reward, 0);
+      assert.equal((await verify(fence("python", "class L(list):\n    def __iter__(s): return iter([1, 2])\ndef f(x): return L([9])"), pair)).reward, 0);
+      // NumPy's scalars (np.sum returns np.int64) are their values, in the image that has NumPy
+      if (opened.sandbox!.languages.includes("python-sci")) {
+        const sci = { language: "python-sci" };
+        assert.equal((await verify(fence("python", "import numpy as np\ndef f(x): return np.sum([2, 3])"), five, sci)).reward, 1);
+        assert.equal((await verify(fence("python", "import numpy as np\ndef f(x): return [np.float64(1.0), np.bool_(True)]"), { fn_name: "f", inputs: [[1]], outputs: [[1.0, true]] }, sci)).reward, 1);
+        assert.equal((await verify(fence("python", "import numpy as np\ndef f(x): return np.int64(4)"), five, sci)).reward, 0);
+      }
+    });
   });
 });
 

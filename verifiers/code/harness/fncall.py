@@ -9,6 +9,10 @@ _marker = ("\x1eASSAY:" + _data.pop("nonce") + " ").encode()
 _PLAIN = (type(None), bool, int, float, str, list, tuple, dict)
 
 
+def _np_scalars(np):
+    return {np.dtype(c).type for c in "?bhilqpBHILQPefdg"}
+
+
 def _plain(x, depth=0):
     t = _type(x)
     if depth > 200:
@@ -25,6 +29,28 @@ def _plain(x, depth=0):
         return sorted((_plain(v, depth + 1) for v in x), key=_repr)
     if t is dict:
         return {str(k) if _type(k) is not str else k: _plain(v, depth + 1) for k, v in x.items()}
+    # A subclass of a builtin type (Counter, defaultdict, OrderedDict, a namedtuple, an IntEnum)
+    # is its builtin value, as `result == expected` sees it in LiveCodeBench's and APPS's
+    # checkers; read with the base type's own methods, so an override cannot change it.
+    if issubclass(t, int):
+        return _plain(int.__int__(x), depth)
+    if issubclass(t, float):
+        return _plain(float.__float__(x), depth)
+    if issubclass(t, str):
+        return str.__str__(x)
+    if issubclass(t, dict):
+        return {str(k) if _type(k) is not str else k: _plain(dict.__getitem__(x, k), depth + 1) for k in list(dict.__iter__(x))}
+    if issubclass(t, list):
+        return [_plain(v, depth + 1) for v in list.__iter__(x)]
+    if issubclass(t, tuple):
+        return [_plain(v, depth + 1) for v in tuple.__iter__(x)]
+    if issubclass(t, (set, frozenset)):
+        base = set if issubclass(t, set) else frozenset
+        return sorted((_plain(v, depth + 1) for v in base.__iter__(x)), key=_repr)
+    # NumPy's own scalar types (np.int64 from np.sum, np.bool_), never a subclass: their value
+    _np = sys.modules.get("numpy")
+    if _np is not None and t in _np_scalars(_np):
+        return _plain(x.item(), depth)
     raise TypeError("returned a %s, not plain data (int, float, str, bool, None, list, tuple, dict, set)" % t.__name__)
 
 
