@@ -127,6 +127,15 @@ describe("stimulus and testbench", () => {
       top: "det", outputs: [{ name: "y", direction: "output", width: 1, signed: false }], stimulus: sequentialStimulus([{ name: "x", direction: "input", width: 1, signed: false }], 4, 1),
       clocking: { clock: "clk", reset: { name: "rst", activeLow: false }, resetCycles: 2, midReset: 2 }, nonce, dutFile: "dut.v",
     });
+    // reset_cycles 0: the reset starts released and is never asserted, mid-run neither
+    for (const activeLow of [false, true]) {
+      const none = testbench({
+        top: "det", outputs: [{ name: "y", direction: "output", width: 1, signed: false }], stimulus: sequentialStimulus([{ name: "x", direction: "input", width: 1, signed: false }], 4, 1),
+        clocking: { clock: "clk", reset: { name: "rst", activeLow }, resetCycles: 0, midReset: 2 }, nonce, dutFile: "dut.v",
+      });
+      const writes = [...none.matchAll(/r0123456789abcdef = 1'b([01]);/g)].map((m) => m[1]);
+      assert.deepEqual(writes, [activeLow ? "1" : "0"], `activeLow ${activeLow}: ${writes}`);
+    }
     assert.match(mid, /%b", o0123456789abcdef_0\); #1 c0123456789abcdef = 1'b1; #5 c0123456789abcdef = 1'b0;\n    r0123456789abcdef = 1'b1; i0123456789abcdef_0 = 1'b0;\n    repeat \(2\)[^\n]*\n    r0123456789abcdef = 1'b0;\n    i0123456789abcdef_0 = 1'b[01]; #4 \$display\("0123456789abcdef 2 /);
   });
 });

@@ -175,6 +175,10 @@ async function computeGolden(run: Run, golden: string, top: string | undefined, 
   if (recs.problem || !recs.ended || recs.rows.length !== stimulus.rows.length) {
     throw new InvalidItemError(`the reference module's simulation did not print every vector (${recs.problem ?? `${recs.rows.length} of ${stimulus.rows.length}`})`, "reference");
   }
+  // A golden x bit is don't-care: an output that is x in every vector (a counter with no reset
+  // or initial value) would pass any candidate at all
+  const unknown = outputs.find((_, i) => recs.rows.every((row) => /^[xX]+$/.test(row[i])));
+  if (unknown) throw new InvalidItemError(`the reference's output \`${unknown.name}\` is unknown (x) in every vector, so any module would match it: give the reference a reset or an initial value`, "reference");
   return { ...g, rows: recs.rows };
 }
 

@@ -177,6 +177,12 @@ describe("verilog verifier over HTTP in the docker sandbox", { skip }, () => {
     assert.ok(res.status >= 400 && res.status < 500, JSON.stringify(res.body));
     assert.equal(res.body.field, "reference");
     assert.match(res.body.error, /the reference module could not be read by yosys .*syntax error/);
+    // a golden whose output is x in every vector would pass any module: the reference's fault
+    const counter = "module cnt(input clk, output reg [3:0] q);\n  always @(posedge clk) q <= q + 1;\nendmodule";
+    const xs = await request(app).post("/reward").send({ verifier: "verilog", response: fence("module cnt(input clk, output [3:0] q);\n  assign q = 4'd0;\nendmodule"), reference: counter, options: { vectors: 20 } });
+    assert.ok(xs.status >= 400 && xs.status < 500, JSON.stringify(xs.body));
+    assert.equal(xs.body.field, "reference");
+    assert.match(xs.body.error, /output `q` is unknown \(x\) in every vector/);
   });
 
   test("formal: Yosys proves the ripple-carry adder equivalent and reports a wrong one unproven", async () => {
