@@ -29,6 +29,15 @@ test("afterThink: after the last </think>; all of a text with no think block; no
   assert.equal(afterThink("<reasoning>cut off", "reasoning"), "");
   assert.equal(afterThink("<think>cut off", "reasoning"), "<think>cut off");
   assert.equal(afterThink("<think>a</think>draft<think>opened again, then cut off"), "");
+  // a <think> quoted or in a code block names the tag: the answer stays
+  assert.equal(afterThink("```python\nprint('<think>')\n```"), "```python\nprint('<think>')\n```");
+  assert.equal(afterThink("<think>r</think>Use `<think>` tags."), "Use `<think>` tags.");
+  assert.equal(afterThink("<think>r</think>\n```xml\n<think>\n```\nso 4"), "\n```xml\n<think>\n```\nso 4");
+  assert.equal(afterThink("```\nx\n```\n<think>reopened after a closed fence"), "");
+  const t0 = performance.now();
+  afterThink("```\n" + "'<think>".repeat(200_000));
+  afterThink("\n```".repeat(200_000) + "<think>");
+  assert.ok(performance.now() - t0 < 500);
 });
 
 const diff = ["--- a/m.py", "+++ b/m.py", "@@ -1,2 +1,2 @@", " def f(x):", "-    return x + 1", "+    return x + 2", ""].join("\n");

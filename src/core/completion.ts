@@ -8,13 +8,37 @@
  * all of it when there is no think block; "" when a `<think>` is still open there (opened and
  * never closed, or opened again after the last close). That is a completion cut off while it
  * reasoned (its token limit), and a draft inside it is not an answer: read as one, a truncated
- * completion was paid for what it tried on the way.
+ * completion was paid for what it tried on the way. A `<think>` that is quoted (`'<think>'`,
+ * `"<think>"`, `` `<think>` ``) or inside a fenced code block is text that names the tag
+ * (`print('<think>')`) and takes nothing away.
  */
 export function afterThink(s: string, tag = "think"): string {
   const close = `</${tag}>`;
   const i = s.lastIndexOf(close);
   const rest = i < 0 ? s : s.slice(i + close.length);
-  return rest.includes(`<${tag}>`) ? "" : rest;
+  if (!rest.includes(`<${tag}>`)) return rest;
+  return opensThink(rest, `<${tag}>`) ? "" : rest;
+}
+
+/**
+ * Whether `s` opens a think block: an `open` tag not between two of the same quote or backtick
+ * and not inside a ``` fence (an odd number of fence lines before it). One pass over the tags and the
+ * fences, in order: linear.
+ */
+function opensThink(s: string, open: string): boolean {
+  const fence = /(?:^|\n)[ \t]*(?:```|~~~)/g;
+  let fences = 0;
+  let nextFence = fence.exec(s);
+  for (let at = s.indexOf(open); at >= 0; at = s.indexOf(open, at + open.length)) {
+    while (nextFence && nextFence.index < at) {
+      fences++;
+      nextFence = fence.exec(s);
+    }
+    const before = s[at - 1];
+    const quoted = (before === "'" || before === '"' || before === "`") && s[at + open.length] === before;
+    if (fences % 2 === 0 && !quoted) return true;
+  }
+  return false;
 }
 
 /**
