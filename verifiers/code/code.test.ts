@@ -27,6 +27,13 @@ describe("extraction", () => {
     assert.equal(extractProgram("<think>```python\nprint(0)\n```</think>```py\nprint(4)\n```", "python").code, "print(4)");
     assert.equal(extractProgram("```python\nprint(5)\n```", "python", "full").via, "whole text");
   });
+  test("a fence indented in a list item gives its code without that indentation (CommonMark)", () => {
+    const r = "1. Read the input.\n2. Print it:\n   ```python\n   def f(x):\n       return x\n   print(f(1))\n   ```\n";
+    assert.equal(extractProgram(r, "python").code, "def f(x):\n    return x\nprint(f(1))");
+    // a line indented less than the fence loses what it has; tabs count as one each
+    assert.equal(extractProgram("  ```python\nx = 1\n\t\ty = 2\n  ```", "python").code, "x = 1\ny = 2");
+    assert.equal(extractProgram("```python\n  x = 1\n```", "python").code, "  x = 1", "no indentation to take off an unindented fence's code");
+  });
 });
 
 describe("comparison", () => {

@@ -44,6 +44,7 @@ export function fencedBlocks(text: string): { lang: string; body: string }[] {
   const tagAt = new Int32Array(n);
   const tagEnd = new Int32Array(n);
   const bare = new Uint8Array(n);
+  const indent = new Int32Array(n);
   for (let l = 0; l < n; l++) {
     const ls = start[l], le = start[l + 1] - 1;
     let i = ls;
@@ -58,6 +59,7 @@ export function fencedBlocks(text: string): { lang: string; body: string }[] {
     let e = k;
     while (e < le && isTag(text.charCodeAt(e))) e++;
     ch[l] = c === BACKTICK ? 1 : 2;
+    indent[l] = i - ls;
     len[l] = j - i;
     tagAt[l] = k;
     tagEnd[l] = e;
@@ -76,10 +78,27 @@ export function fencedBlocks(text: string): { lang: string; body: string }[] {
     if (!c || after[c][l + 1] < len[l]) continue; // not a fence, or nothing can close it
     let j = l + 1;
     while (!(bare[j] && ch[j] === c && len[j] >= len[l])) j++;
-    blocks.push({ lang: text.slice(tagAt[l], tagEnd[l]).toLowerCase(), body: j > l + 1 ? text.slice(start[l + 1], start[j] - 1) : "" });
+    blocks.push({ lang: text.slice(tagAt[l], tagEnd[l]).toLowerCase(), body: j > l + 1 ? (indent[l] ? outdent(text, start, l + 1, j, indent[l]) : text.slice(start[l + 1], start[j] - 1)) : "" });
     l = j;
   }
   return blocks;
+}
+
+/**
+ * Lines [from, to) of `text` with up to `by` leading spaces or tabs taken off each: a fence
+ * indented in a list item (`1. step\n   ```python`) indents its code as much, and CommonMark
+ * takes the fence's indentation off its content lines (Python would read the rest as an
+ * IndentationError). Linear in the lines' length.
+ */
+function outdent(text: string, start: Int32Array, from: number, to: number, by: number): string {
+  const out: string[] = [];
+  for (let l = from; l < to; l++) {
+    let i = start[l];
+    const le = start[l + 1] - 1;
+    while (i < le && i - start[l] < by && (text.charCodeAt(i) === 32 || text.charCodeAt(i) === 9)) i++;
+    out.push(text.slice(i, le));
+  }
+  return out.join("\n");
 }
 
 export function extractProgram(response: string, language: string, mode: ExtractMode = "last_block"): Extracted {
