@@ -185,6 +185,17 @@ describe("code verifier in the docker sandbox", { skip: opened.skip }, () => {
     assert.match(missing.reason, /defines no function/);
   });
 
+  test("assert scripts: a range, a dict view, a deque or an iterator crosses as itself (MBPP+'s set(f(x)) == {...})", async () => {
+    const sets = { test_list: ["assert set(similar(('a', 'b'), ('b', 'c'))) == {'b'}", "assert sorted(keys({'y': 1, 'x': 2})) == ['x', 'y']", "assert list(upto(3)) == [0, 1, 2]"] };
+    const src = "def similar(a, b):\n    return filter(lambda x: x in b, a)\ndef keys(d):\n    return d.keys()\ndef upto(n):\n    return range(n)";
+    assert.equal((await verify(fence("python", src), sets)).reward, 1);
+    const gen = "def similar(a, b):\n    for x in a:\n        if x in b: yield x\ndef keys(d):\n    return iter(sorted(d))\nfrom collections import deque\ndef upto(n):\n    return deque(range(n))";
+    assert.equal((await verify(fence("python", gen), sets)).reward, 1);
+    // as in Python: an iterator is not equal to the list of its values, a range is a range
+    const strict = { test_list: ["assert similar(('a',), ('a',)) == ['a']", "assert upto(2) == range(2)"] };
+    const r = await verify(fence("python", gen.replace("deque(range(n))", "range(n)")), strict);
+    assert.deepEqual((r.details as any).tests.map((t: any) => t.status), ["failed", "passed"]);
+  });
   test("assert scripts: HumanEval check(candidate) and MBPP test_list", async () => {
     const he = { test: "METADATA = {}\n\ndef check(candidate):\n    assert candidate([1, 2, 3]) == 6\n    assert candidate([]) == 0\n    assert abs(candidate([0.5, 0.25]) - 0.75) < 1e-9\n", entry_point: "total" };
     assert.equal((await verify(fence("python", "def total(xs):\n    return sum(xs)"), he)).reward, 1);

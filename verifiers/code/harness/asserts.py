@@ -26,6 +26,8 @@ import ast, json, os
 # would let one side run code in the other). Shared by the two processes: the candidate's source
 # below starts with it, and this process execs it too.
 CODEC = r'''
+from collections import deque as _deque
+_KEYS, _VALUES, _ITEMS = type({}.keys()), type({}.values()), type({}.items())
 EXT = None  # the tests' side: objects of the program's classes made by a test (see Instance)
 DECOBJ = None  # the program's side: builds such an object from its replayed construction
 
@@ -79,6 +81,21 @@ def enc(x, depth=0):
         r = EXT(x, depth)
         if r is not None:
             return r
+    # Ranges, dict views, deques and iterators (a generator, filter, map, zip, an itertools
+    # object) cross as what they are, so that set(f(x)), list(f(x)) and sorted(f(x)) see the
+    # values they would, and f(x) == [...] is as false as it would be. An iterator is consumed.
+    if t is range:
+        return {"range": [enc(x.start), enc(x.stop), enc(x.step)]}
+    if t is _KEYS:
+        return {"keys": [enc(v, depth + 1) for v in x]}
+    if t is _VALUES:
+        return {"values": [enc(v, depth + 1) for v in x]}
+    if t is _ITEMS:
+        return {"items": [[enc(k, depth + 1), enc(v, depth + 1)] for k, v in x]}
+    if t is _deque:
+        return {"deque": [enc(v, depth + 1) for v in _deque.__iter__(x)]}
+    if hasattr(t, "__next__"):
+        return {"iter": [enc(v, depth + 1) for v in x]}
     raise TypeError("a %s is not plain data (only builtin values cross between the tests and the program)" % t.__name__)
 
 def dec(x, depth=0):
@@ -95,6 +112,12 @@ def dec(x, depth=0):
         if k == "frozenset": return frozenset(dec(i, depth + 1) for i in v)
         if k == "dict": return {dec(a, depth + 1): dec(b, depth + 1) for a, b in v}
         if k == "bytes": return bytes.fromhex(v)
+        if k == "range": return range(*[dec(i, depth + 1) for i in v])
+        if k == "keys": return dict.fromkeys(dec(i, depth + 1) for i in v).keys()
+        if k == "values": return dict(enumerate(dec(i, depth + 1) for i in v)).values()
+        if k == "items": return dict((dec(a, depth + 1), dec(b, depth + 1)) for a, b in v).items()
+        if k == "deque": return _deque(dec(i, depth + 1) for i in v)
+        if k == "iter": return iter([dec(i, depth + 1) for i in v])
         if k == "complex": return complex(float(v[0]), float(v[1]))
         if k == "float": return float(v)
         if k == "type": return type_named(v)
