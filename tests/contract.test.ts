@@ -345,6 +345,11 @@ describe("POST /get_reward (OpenRLHF)", () => {
 
   test("mismatched lengths and a missing verifier are 400s that say what to change", async () => {
     const { app } = await testApp();
+    for (const url of ["/get_reward?verifier=exact&null_reward=0x10", "/get_reward?verifier=exact&null_reward=", "/get_reward?verifier=exact&null_reward=-1&null_reward=5", "/get_reward?verifier=exact&verifier=math"]) {
+      const bad = await request(app).post(url).send({ query: ["a"], labels: ["a"] }).expect(400);
+      assert.match(bad.body.field, /^(null_reward|verifier)$/, url);
+    }
+    await request(app).post("/get_reward?verifier=exact&null_reward=-1.5e0").send({ query: ["a"], labels: ["a"] }).expect(200);
     let res = await request(app).post("/get_reward").send({ query: ["a", "b"], labels: ["x"] }).expect(400);
     assert.equal(res.body.field, "labels");
     res = await request(app).post("/get_reward").send({ query: ["a"], labels: ["x"] }).expect(400);

@@ -163,8 +163,14 @@ export function openrlhfRoutes({ runtime, body: opening, admit }: RouteDeps): Ro
     if (body.prompts && body.prompts.length !== n) throw new HttpError(400, `prompts has ${body.prompts.length} entries but query has ${n}; send one prompt per query`, "prompts");
     if (body.labels && body.labels.length !== n) throw new HttpError(400, `labels has ${body.labels.length} entries but query has ${n}; send one label per query`, "labels");
     if (n > config.maxBatch) throw new HttpError(413, `${n} queries is over the limit of ${config.maxBatch}; lower the micro batch size (or raise ASSAY_MAX_BATCH)`, "query");
-    const verifier = typeof req.query.verifier === "string" ? req.query.verifier : undefined;
-    const nullRewardRaw = typeof req.query.null_reward === "string" ? Number(req.query.null_reward) : 0;
+    // each parameter once, as written: a repeated one (an array here) or `0x10` is a URL to fix
+    for (const k of ["verifier", "null_reward"] as const) {
+      if (req.query[k] !== undefined && typeof req.query[k] !== "string") throw new HttpError(400, `?${k}= is given more than once (or in brackets); give it once`, k);
+    }
+    const verifier = req.query.verifier as string | undefined;
+    const nullRewardText = req.query.null_reward as string | undefined;
+    if (nullRewardText !== undefined && !/^-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?$/.test(nullRewardText)) throw new HttpError(400, "null_reward must be a decimal number, e.g. ?null_reward=0", "null_reward");
+    const nullRewardRaw = nullRewardText === undefined ? 0 : Number(nullRewardText);
     if (!Number.isFinite(nullRewardRaw)) throw new HttpError(400, "null_reward must be a number, e.g. ?null_reward=0", "null_reward");
     // a query that does not begin with its prompt is not scored: it comes back invalid (and
     // null_reward, flagged in assay_invalid), never graded with the prompt's text in it
