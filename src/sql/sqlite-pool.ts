@@ -26,10 +26,10 @@
  * work that would wait too long.
  */
 import { fork, type ChildProcess } from "node:child_process";
-import { closeSync, existsSync, mkdtempSync, openSync, readSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { siblingModule } from "../core/sibling.js";
 import { Ledger, type Ticket } from "../../sandbox/load.js";
 import { schedstat, SchedstatFile } from "../../sandbox/meter.js";
 import type { SandboxLoad } from "../../sandbox/types.js";
@@ -37,11 +37,7 @@ import type { Answer, QueryTask, WorkerTask } from "./sqlite-worker.js";
 import type { QueryOutcome, SchemaTable } from "./types.js";
 
 function workerFile(): string {
-  const self = fileURLToPath(import.meta.url);
-  const ext = self.endsWith(".ts") ? ".ts" : ".js";
-  const file = self.replace(/sqlite-pool\.(ts|js)$/, `sqlite-worker${ext}`);
-  if (!existsSync(file)) throw new Error(`sqlite worker not found at ${file}`);
-  return file;
+  return siblingModule(import.meta.url, "sqlite-worker", "sqlite worker");
 }
 
 /** How often a running task's CPU time is read, ms. */

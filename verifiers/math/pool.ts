@@ -23,18 +23,14 @@
  * or behind others, is not its own time: `done` says how long the item itself took (`ownMs`).
  */
 import { Worker } from "node:worker_threads";
-import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { PROGRESS_SLOTS, type Chunk, type ChunkResult, type ItemResult, type Task, type TaskResult, type WorkerData } from "./worker.js";
 import { SETTINGS } from "../../src/core/config.js";
+import { siblingModule } from "../../src/core/sibling.js";
 
 /** worker.js next to this module when compiled, worker.ts when running from sources (tsx). */
 export function workerFile(): string {
-  const self = fileURLToPath(import.meta.url);
-  const ext = self.endsWith(".ts") ? ".ts" : ".js";
-  const file = self.replace(/pool\.(ts|js)$/, `worker${ext}`);
-  if (!existsSync(file)) throw new Error(`math worker not found at ${file}`);
-  return file;
+  return siblingModule(import.meta.url, "worker", "math worker");
 }
 
 /** Starts a .ts worker as an ES module under tsx's ESM hooks: see worker-boot.mjs. */

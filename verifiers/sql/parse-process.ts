@@ -6,9 +6,8 @@
  * BIRD's longest golds take under 10 ms), so a busy machine does not change which queries pass.
  */
 import { fork, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import type { Engine } from "../../src/sql/types.js";
+import { siblingModule } from "../../src/core/sibling.js";
 
 /** node-sql-parser is a PEG parser: ~13 µs a character, so longer text is not parsed (linking 0). */
 export const MAX_PARSE_CHARS = 2_000;
@@ -24,11 +23,7 @@ type Job = { sql: string; engine: Engine; resolve: (r: Parsed) => void; reject: 
 type Running = Job & { id: number; child: ChildProcess; timer: NodeJS.Timeout; timedOut: boolean };
 
 function childFile(): string {
-  const self = fileURLToPath(import.meta.url);
-  const ext = self.endsWith(".ts") ? ".ts" : ".js";
-  const file = self.replace(/parse-process\.(ts|js)$/, `parse-child${ext}`);
-  if (!existsSync(file)) throw new Error(`SQL parse process not found at ${file}`);
-  return file;
+  return siblingModule(import.meta.url, "parse-child", "SQL parse process");
 }
 
 export class ParseProcess {
