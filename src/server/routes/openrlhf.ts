@@ -197,15 +197,12 @@ export function openrlhfRoutes({ runtime, body: opening, admit }: RouteDeps): Ro
     const release = admit(n, items, OPENRLHF_CALLER);
     try {
       const scored = await scorer.scoreBatch(unmatched.size ? items.filter((x) => !unmatched.has(x.id)) : items, { signal: clientGone(req, res) });
-      const results: RewardResult[] = unmatched.size ? [] : scored;
-      if (unmatched.size) {
-        let k = 0;
-        for (const item of items) {
-          results.push(unmatched.has(item.id)
-            ? { id: item.id, verifier: item.verifier, reward: null, status: "invalid", reason: "the query does not begin with its prompt (left padding, special tokens and spacing aside), so the response cannot be told from the prompt: send the prompt exactly as it was given to the model", details: {}, elapsed_ms: 0 }
-            : scored[k++]);
-        }
-      }
+      let k = 0;
+      const results: RewardResult[] = unmatched.size
+        ? items.map((item) => (unmatched.has(item.id)
+          ? { id: item.id, verifier: item.verifier, reward: null, status: "invalid", reason: "the query does not begin with its prompt (left padding, special tokens and spacing aside), so the response cannot be told from the prompt: send the prompt exactly as it was given to the model", details: {}, elapsed_ms: 0 }
+          : scored[k++]))
+        : scored;
       const rewards = results.map((x) => (x.reward === null ? nullRewardRaw : x.reward));
       // OpenRLHF concatenates each extra_logs entry across requests and splits it per sample
       // (torch.cat(...).split(sizes)), so every entry is a list with one number per query: a
