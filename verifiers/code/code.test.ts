@@ -26,6 +26,9 @@ describe("extraction", () => {
     assert.equal(extractProgram("print(3)", "python").code, "print(3)");
     assert.equal(extractProgram("<think>```python\nprint(0)\n```</think>```py\nprint(4)\n```", "python").code, "print(4)");
     assert.equal(extractProgram("```python\nprint(5)\n```", "python", "full").via, "whole text");
+    // no block of the language and none untagged: another language's block before a sample run
+    assert.equal(extractProgram("```c\nint main(){return 0;}\n```\nRun:\n```text\n3\n```", "cpp").code, "int main(){return 0;}");
+    assert.equal(extractProgram("```text\n3\n```\n```output\n4\n```", "cpp").code, "4", "no language's block: the last block");
   });
   test("a fence indented in a list item gives its code without that indentation (CommonMark)", () => {
     const r = "1. Read the input.\n2. Print it:\n   ```python\n   def f(x):\n       return x\n   print(f(1))\n   ```\n";

@@ -1,5 +1,7 @@
 /**
- * Finds the program in a completion: the last fenced block of the language, else the whole text.
+ * Finds the program in a completion: the last fenced block of the language, else the last
+ * untagged block, else the last block of another tag that is not a run's input or output
+ * (```text, ```output ...), else the last block, else the whole text.
  *
  * Fences are read line by line, once (model text is hostile: a regex with a lazy body and a
  * back-reference took seconds on 25 KB of unclosed fences). A fence line is three or more
@@ -22,6 +24,9 @@ const isBlank = (c: number) => c === 32 || c === 9 || c === 13;
 /** A character of a language tag: [A-Za-z0-9_+#.-]. */
 const isTag = (c: number) =>
   (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95 || c === 43 || c === 35 || c === 46 || c === 45;
+
+/** Info strings of a block that holds a run's input or output, or prose, never a program. */
+const NOT_CODE = new Set(["text", "txt", "plaintext", "plain", "output", "out", "stdout", "stderr", "input", "in", "stdin", "console", "terminal", "log", "markdown", "md", "none"]);
 
 const BACKTICK = 96;
 const TILDE = 126;
@@ -113,6 +118,10 @@ export function extractProgram(response: string, language: string, mode: Extract
   if (tagged.length) return { code: pick(tagged).body, via: "fenced block" };
   const untagged = blocks.filter((b) => !b.lang);
   if (untagged.length) return { code: pick(untagged).body, via: "untagged block" };
+  // Another tag's block before a ```text / ```output one: a C++ task answered in a ```c block
+  // and followed by the sample run in ```text is the C block, not the sample.
+  const code = blocks.filter((b) => !NOT_CODE.has(b.lang));
+  if (code.length) return { code: pick(code).body, via: "any block" };
   if (blocks.length) return { code: pick(blocks).body, via: "any block" };
   return { code: text, via: "whole text" };
 }
