@@ -450,6 +450,14 @@ describe("equivalence rules, round 2 (each with near-miss negatives)", () => {
       ["\\boxed{5 \\text{ factorial}}", "5", 0], ["\\boxed{4 \\text{ million}}", "4", 0], ["\\boxed{7abc}", "7", 0], ["\\boxed{2 \\sin x}", "2", 0], ["\\boxed{7ab}", "7ab", 1],
     ]);
   });
+  test("a boxed number and a scale word is the number it names, exactly; never the bare number", () => {
+    check([
+      ["\\boxed{4 \\text{ million}}", "4000000", 1], ["\\boxed{2.5 billion}", "2.5\\times10^9", 1], ["\\boxed{1.23456789 thousand}", "1234.56789", 1],
+      ["\\boxed{0.5 million}", "500000", 1], ["\\boxed{-7 \\text{ million dollars}}", "-7000000", 1], ["\\boxed{5 millions}", "5000000", 1], ["\\boxed{4000000}", "4 million", 1],
+      ["\\boxed{4 \\text{ million}}", "4", 0], ["\\boxed{3 thousand}", "3", 0], ["\\boxed{2 million or more}", "2000000", 0], ["\\boxed{3 thousand squared}", "3000", 0],
+      ["\\boxed{4 \\text{ million}}", "4000001", 0], ["\\boxed{1.2345678 thousand}", "1234.56789", 0],
+    ]);
+  });
   test("a mixed number written with a slash is the whole plus the fraction", () => {
     check([
       ["The answer is 1 1/2.", "3/2", 1], ["The answer is 1 1/2 cups.", "3/2", 1], ["It takes 2 3/4 hours", "11/4", 1], ["\\boxed{-1 1/2}", "-3/2", 1], ["\\boxed{2 1/2}", "5/2", 1],

@@ -44,6 +44,10 @@ const NOT_NOUNS = new Set([
   "true", "false", "yes", "odd", "even", "real", "complex", "integer", "integers", "rational", "irrational", "prime",
   "primes", "repeating", "recurring", "approx", "approximately", "about", "exactly", "digit", "digits",
 ]);
+const SCALES: Record<string, number> = { thousand: 3, million: 6, billion: 9, trillion: 12 };
+/** A whole answer `2.5 million`: a number, then one scale word. */
+const SCALED = /^\s*(-?)(\d{1,15})(?:\.(\d{1,15}))?\s*(thousand|million|billion|trillion)s?\s*$/i;
+
 /**
  * One to four words of three letters or more after a number, at the very end of the answer
  * (`7 \text{ marbles}`, `12 red apples`), once \text{} is unwrapped. Run on the answer's last
@@ -59,8 +63,28 @@ const TRAILING_WORDS = /(?<=[\d}]|\\%)\s+((?:[A-Za-z]{3,}[ -]?){1,4})\s*$/;
 function dropTrailingNoun(s: string): string {
   const from = Math.max(0, s.length - 96);
   const m = TRAILING_WORDS.exec(s.slice(from));
-  if (!m || m[1].split(/[ -]+/).some((w) => w && NOT_NOUNS.has(w.toLowerCase()))) return s;
-  return s.slice(0, from + m.index);
+  if (!m) return s;
+  const words = m[1].split(/[ -]+/).filter(Boolean);
+  if (!words.some((w) => NOT_NOUNS.has(w.toLowerCase()))) return s.slice(0, from + m.index);
+  // `7 million dollars`: the noun after a scale word goes, the scale word stays (scaleWord)
+  const scale = words[0].toLowerCase().replace(/s$/, "");
+  if (words.length > 1 && scale in SCALES && !words.slice(1).some((w) => NOT_NOUNS.has(w.toLowerCase()))) return `${s.slice(0, from + m.index)} ${words[0]}`;
+  return s;
+}
+
+/**
+ * A whole answer `2.5 million` is the number it names, 2500000, written out exactly (the
+ * decimal point moved, no floating point). Only a whole answer: in `4 million people per year`
+ * the word is not the answer's last, and a number followed by other words is left as it is.
+ */
+function scaleWord(s: string): string {
+  const m = SCALED.exec(s.length > 64 ? "" : s);
+  if (!m) return s;
+  const [, sign, whole, frac = "", word] = m;
+  const shift = SCALES[word.toLowerCase()];
+  const digits = (whole + frac.padEnd(shift, "0").slice(0, shift)).replace(/^0+(?=\d)/, "");
+  const rest = frac.slice(shift).replace(/0+$/, "");
+  return `${sign}${digits}${rest ? `.${rest}` : ""}`;
 }
 
 /** The last character that is not a comma, semicolon, colon, full stop or space. */
@@ -216,7 +240,7 @@ export function normalizeByRules(input: string, plain: boolean, decimalComma = f
   s = s.replace(/\)\s*(?:and|or)\s*\(/gi, "),(");
   // units after numbers
   s = s.replace(UNIT_RE, "");
-  s = dropTrailingNoun(s);
+  s = scaleWord(dropTrailingNoun(s));
   s = s.replace(/\\approx/g, "\\approx ");
   s = s.replace(/\s+/g, " ").trim();
   s = dropTrailing(s.replace(/^(?:[,;:\s]|\.(?!\d))+/, ""), LAST_NOT_PUNCTUATION);
