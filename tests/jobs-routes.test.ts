@@ -148,6 +148,8 @@ test("400s: bad options in the query, an empty dataset, bad results parameters",
   const { body } = await submit(a, line).expect(201);
   await waitDone(a, body.id);
   assert.equal((await request(a.app).get(`/jobs/${body.id}/results?from=-1`).expect(400)).body.field, "from");
+  for (const bad of ["0x2", "1e1", "", "2&from=3", " 2"]) assert.equal((await request(a.app).get(`/jobs/${body.id}/results?from=${bad}`).expect(400)).body.field, "from", bad);
+  assert.equal((await request(a.app).get("/jobs?limit=0x10").expect(400)).body.field, "limit");
   assert.equal((await request(a.app).get(`/jobs/${body.id}/results?follow=maybe`).expect(400)).body.field, "follow");
   assert.equal((await request(a.app).get("/jobs?limit=0").expect(400)).body.field, "limit");
 });

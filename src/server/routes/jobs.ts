@@ -15,6 +15,9 @@ import { clientGone, type RouteDeps } from "../http.js";
 import { JobRequestError, type JobService } from "../../jobs/service.js";
 import type { JobOptions } from "../../jobs/summary.js";
 
+/** A query parameter written as a decimal integer (`0x2`, `1e3`, an empty or repeated value: NaN). */
+const decimal = (v: unknown): number => (typeof v === "string" && /^\d{1,16}$/.test(v) ? Number(v) : NaN);
+
 /** Longest single JSONL line accepted (an item's prompt and response are capped at 1 MiB each). */
 const MAX_LINE_BYTES = 16 * 1024 ** 2;
 
@@ -182,7 +185,7 @@ export function jobRoutes({ runtime, body }: RouteDeps): Router {
 
   r.get("/jobs", async (req, res) => {
     const raw = req.query.limit;
-    const limit = raw === undefined ? 100 : Number(raw);
+    const limit = raw === undefined ? 100 : decimal(raw);
     if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new HttpError(400, "query parameter limit must be an integer from 1 to 10000", "limit");
     res.json({ jobs: await (await jobs()).list(limit) });
   });
@@ -219,7 +222,7 @@ export function jobRoutes({ runtime, body }: RouteDeps): Router {
 
   r.get("/jobs/:id/results", async (req, res) => {
     const service = await jobs();
-    const from = req.query.from === undefined ? 0 : Number(req.query.from);
+    const from = req.query.from === undefined ? 0 : decimal(req.query.from);
     if (!Number.isSafeInteger(from) || from < 0) throw new HttpError(400, "query parameter from must be an integer >= 0 (the first item's index)", "from");
     const f = req.query.follow;
     if (f !== undefined && f !== "true" && f !== "false" && f !== "1" && f !== "0") throw new HttpError(400, "query parameter follow must be true or false", "follow");
