@@ -36,6 +36,17 @@ test("function results: 20-digit integers that differ by one are different", () 
   assert.equal(valuesMatch(exactJson("12345678901234567890"), 12345678901234567000), false, "a big int never equals a double");
 });
 
+test("a program's return value without big integers is read by JSON.parse: the same values, at its cost", () => {
+  assert.equal(exactJson('[{"$int": "9"}, 1.5, "$int"]')[0], 9n, "a $int object still reads as its BigInt");
+  assert.equal(typeof (exactJson("[9007199254740993]") as unknown[])[0], "bigint", "a 16-digit run still reads exactly");
+  assert.deepEqual(exactJson('{"a": [1, 2.5e3, -0.125, "x\\u00e9"], "b": null}'), { a: [1, 2500, -0.125, "x\u00e9"], b: null });
+  // a megabyte string: lossless-json took ~30x JSON.parse on the event loop (150 ms here)
+  const text = JSON.stringify("x".repeat(1_000_000));
+  const best = (f: () => unknown) => Math.min(...[0, 1, 2, 3, 4].map(() => { const t = performance.now(); f(); return performance.now() - t; }));
+  const ratio = best(() => exactJson(text)) / best(() => JSON.parse(text));
+  assert.ok(ratio < 5, `exactJson took ${ratio.toFixed(1)}x JSON.parse`);
+});
+
 test("lines mode agrees with LiveCodeBench's grade_stdio, run on 203 pairs (lcb-stdio-cases.json)", () => {
   // Before: leading spaces, leading blank lines and numbers written two ways (`1.0`, `1`) were
   // refused, 86 disagreements, every one a right output scored 0.

@@ -8,6 +8,7 @@
 import { parse as parseLossless, isInteger, isSafeNumber } from "lossless-json";
 import { jsonDepth } from "../../src/core/json-depth.js";
 import { pairedFences } from "../../src/core/completion.js";
+import { hasLongDigitRun } from "../../src/core/digit-run.js";
 
 export interface JsonLimits {
   /** Longest text (UTF-16 units) that is parsed at all. */
@@ -27,19 +28,6 @@ export const DEFAULT_LIMITS: JsonLimits = { maxChars: 1_000_000, maxDepth: 64 };
 export type Parsed = { ok: true; value: unknown; start: number; end: number } | { ok: false; reason: string };
 
 const OPEN_BRACE = 123, CLOSE_BRACE = 125, OPEN_BRACKET = 91, CLOSE_BRACKET = 93, QUOTE = 34, BACKSLASH = 92;
-const DIGIT_0 = 48, DIGIT_9 = 57;
-
-/** Integers of up to 15 digits are exact as doubles; a text without a longer digit run needs no BigInt. */
-function hasLongDigitRun(text: string): boolean {
-  let run = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= DIGIT_0 && c <= DIGIT_9) {
-      if (++run >= 16) return true;
-    } else run = 0;
-  }
-  return false;
-}
 
 /**
  * Longest integer literal read as a BigInt (BigInt's decimal parsing is superlinear); a longer
