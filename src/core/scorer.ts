@@ -151,7 +151,7 @@ export class Scorer {
    * Shape, verifier and declarations; then the verifier under its deadline. An item refused
    * before its verifier runs comes back at once, not as a promise.
    */
-  private scoreChecked(raw: unknown, o: ScoreOptions, t0: number, depth: number, capMs = this.opts.maxDeadlineMs, parentUnclocked?: Unclocked): RewardResult | Promise<RewardResult> {
+  private scoreChecked(raw: unknown, o: ScoreOptions, t0: number, depth: number, capMs = this.opts.maxDeadlineMs, parentUnclocked?: Unclocked, parentAsked = false): RewardResult | Promise<RewardResult> {
     const shapeError = check("RewardItem", raw);
     const asObj = (raw && typeof raw === "object" ? raw : {}) as Partial<RewardItem>;
     const id = validId(asObj.id);
@@ -162,11 +162,12 @@ export class Scorer {
     if ("invalid" in resolved) return finish(t0, id, name, "invalid", null, resolved.invalid, { field: resolved.field });
     // A deadline the caller set is kept (the verifier shrinks its limits to fit); the server's
     // default grows to what the item's own limits need, so they, not the deadline, end it.
-    const deadlineMs = Math.min(this.deadlineOf(resolved, raw_.deadline_ms ?? o.deadlineMs), capMs);
+    const asked = raw_.deadline_ms ?? o.deadlineMs;
+    const deadlineMs = Math.min(this.deadlineOf(resolved, asked), capMs);
     // The result names the verifier as the item called it: `custom:<name>@<version>`, `preset:<name>`
     // say which one scored, where the namespace verifier's own name ("custom") would not.
     const called = resolved.item.verifier;
-    return this.runVerifier(resolved.verifier, resolved.item, deadlineMs, o.signal, depth, parentUnclocked, t0, id, called);
+    return this.runVerifier(resolved.verifier, resolved.item, deadlineMs, o.signal, depth, parentUnclocked, t0, id, called, parentAsked || asked !== undefined);
   }
 
   /** An item's deadline: the one asked for, else the server's default grown to the item's own limits; capped by ASSAY_MAX_DEADLINE_MS. */
@@ -207,13 +208,14 @@ export class Scorer {
     t0: number,
     id: RewardItem["id"],
     called: string,
+    asked: boolean,
   ): RewardResult | Promise<RewardResult> {
     const { log, services, registry } = this.opts;
     if (outer?.aborted) return fromError(t0, id, called, new MachineryError("request aborted before scoring"), log);
     // The Stopper (the deadline on the scorer's clock, the caller's abort) is made only when
     // something needs it: verify reads ctx.deadline / signal / unclocked / scorePart, init must
     // be waited for, or verify returns a promise. A verify that answers at once needs none.
-    const ctx = new ItemContext(this, deadlineMs, Date.now() + deadlineMs, outer, depth, parentUnclocked);
+    const ctx = new ItemContext(this, deadlineMs, Date.now() + deadlineMs, outer, depth, parentUnclocked, asked);
     let running: Outcome | Promise<Outcome>;
     try {
       const init = registry.ensureInit(verifier, { log, services });
@@ -246,9 +248,17 @@ export class Scorer {
     });
   }
 
-  /** ctx.scorePart for the item `stop` times (ItemContext). */
-  scorePartOf(part: PartItem, stop: Stopper, depth: number, unclocked: Unclocked): Promise<RewardResult> {
-    return this.scorePart(part, stop.deadline, stop.signal(), depth + 1, unclocked);
+  /**
+   * ctx.scorePart for the item `stop` times (ItemContext). A deadline the caller asked for
+   * bounds the parts: each gets what is left of it. Otherwise each part gets the deadline it
+   * would get alone (the server's default grown to its own limits: a code part's tests), and
+   * the parent's clock stops while its parts run, so that a code part inside `combine` or
+   * `calibrated` is not cut to what is left of the parent's default and scored 0 where the same
+   * item alone scores 1.
+   */
+  scorePartOf(part: PartItem, stop: Stopper, depth: number, unclocked: Unclocked, asked: boolean): Promise<RewardResult> {
+    if (asked) return this.scorePart(part, stop.deadline, stop.signal(), depth + 1, unclocked, true);
+    return unclocked(this.scorePart(part, Date.now() + this.opts.maxDeadlineMs, stop.signal(), depth + 1, unclocked, false));
   }
 
   /** The host's CPU pressure, for admission (replaceable in tests). */
@@ -285,7 +295,7 @@ export class Scorer {
    * what is left of the parent's deadline and its signal; not reported to observers (metrics
    * count items, not parts). Never rejects.
    */
-  private scorePart(part: PartItem, parentDeadline: number, signal: AbortSignal, depth: number, parentUnclocked: Unclocked): Promise<RewardResult> {
+  private scorePart(part: PartItem, parentDeadline: number, signal: AbortSignal, depth: number, parentUnclocked: Unclocked, asked: boolean): Promise<RewardResult> {
     const t0 = now();
     const max = this.opts.maxPartDepth ?? 3;
     const name = typeof part?.verifier === "string" ? part.verifier : "";
@@ -293,7 +303,7 @@ export class Scorer {
       return Promise.resolve(finish(t0, undefined, name, "invalid", null, `parts nest deeper than ${max} levels (ASSAY_COMPOSE_MAX_DEPTH); a preset or combination may include itself`, { field: "reference" }));
     }
     const left = Math.max(1, parentDeadline - Date.now());
-    return Promise.resolve(this.scoreChecked(part, { signal }, t0, depth, left, parentUnclocked));
+    return Promise.resolve(this.scoreChecked(part, { signal }, t0, depth, left, parentUnclocked, asked));
   }
 }
 
@@ -453,6 +463,8 @@ class ItemContext implements VerifyContext {
     private readonly outer: AbortLike | undefined,
     private readonly depth: number,
     private readonly parentUnclocked?: Unclocked,
+    /** The caller asked for the deadline (it bounds the parts), rather than the server's default. */
+    private readonly asked = false,
   ) {}
 
   get log(): Logger {
@@ -488,7 +500,7 @@ class ItemContext implements VerifyContext {
   }
 
   get scorePart(): (part: PartItem) => Promise<RewardResult> {
-    return (this.part ??= (part) => this.scorer.scorePartOf(part, this.stop, this.depth, this.unclocked));
+    return (this.part ??= (part) => this.scorer.scorePartOf(part, this.stop, this.depth, this.unclocked, this.asked));
   }
 }
 

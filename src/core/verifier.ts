@@ -33,8 +33,10 @@ export interface VerifyContext {
   log: Logger;
   services: Services;
   /**
-   * Scores another item through the same registry and checks, under what is left of this item's
-   * deadline and its abort signal (combinations, presets). Never rejects: a part that is invalid,
+   * Scores another item through the same registry and checks, with this item's abort signal
+   * (combinations, presets). The part gets the deadline it would get alone, and this item's
+   * clock stops while it runs; a deadline the caller asked for bounds it instead (what is left
+   * of it). Never rejects: a part that is invalid,
    * errs or runs out of time comes back as a RewardResult saying so. Nested calls past
    * ASSAY_COMPOSE_MAX_DEPTH come back invalid. The scorer always gives it; a context built by
    * hand (a test calling verify directly) may not.

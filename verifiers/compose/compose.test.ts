@@ -26,6 +26,48 @@ const score = (item: Record<string, unknown>) => rt.scorer.score({ response: "Pa
 const c = (r: number, extra: Record<string, unknown> = {}) => ({ verifier: "test-const", options: { r }, ...extra });
 const failing = (extra: Record<string, unknown> = {}) => ({ verifier: "test-const", options: { fail: true }, ...extra });
 
+/**
+ * Like `code`: its own limits need 300 ms (budgetMs 1000), and it fits its work to the deadline
+ * it is given (code shrinks its per-test limits), scoring 0 when that leaves too little.
+ */
+const budgeted = defineVerifier({
+  name: "test-budgeted",
+  description: "test only",
+  reference: Type.Unknown(),
+  options: Type.Object({}),
+  budgetMs: () => 1000,
+  async verify(_item, ctx) {
+    if (ctx.deadline - Date.now() < 300) return { reward: 0, reason: "time limit (shrunk to the deadline)" };
+    await new Promise((r) => setTimeout(r, 300));
+    return { reward: 1, reason: "passed" };
+  },
+});
+
+describe("parts get the deadline they would get alone", () => {
+  test("a part whose own limits pass the server's default deadline scores in combine and calibrated as it does alone", async () => {
+    // Before: a part got what was left of its parent's default (100 ms here), so it scored 0
+    // inside combine and -1 inside calibrated where the same item alone scored 1.
+    const short = await testRuntime({ env: { ASSAY_DEADLINE_MS: "100" }, extra: [budgeted, constVerifier] });
+    try {
+      const alone = await short.scorer.score({ verifier: "test-budgeted", response: "x" });
+      assert.equal(alone.reward, 1, alone.reason);
+      const combined = await short.scorer.score({ verifier: "combine", response: "x", reference: [{ verifier: "test-budgeted" }, c(1)] });
+      assert.equal(combined.reward, 2, combined.reason);
+      const gated = await short.scorer.score({ verifier: "combine", response: "x", reference: [{ verifier: "test-budgeted", gate: true }, c(1)], options: { aggregate: "gate" } });
+      assert.equal(gated.reward, 1, gated.reason);
+      const nested = await short.scorer.score({ verifier: "combine", response: "x", reference: [{ verifier: "combine", reference: [{ verifier: "test-budgeted" }] }] });
+      assert.equal(nested.reward, 1, nested.reason);
+      const cal = await short.scorer.score({ verifier: "calibrated", response: "x <confidence>1</confidence>", reference: { verifier: "test-budgeted" } });
+      assert.equal(cal.reward, 1, cal.reason);
+      // a deadline the caller asks for still bounds the parts
+      const asked = await short.scorer.score({ verifier: "combine", response: "x", reference: [{ verifier: "test-budgeted" }], deadline_ms: 150 });
+      assert.equal(asked.reward, 0, asked.reason);
+    } finally {
+      await short.close();
+    }
+  });
+});
+
 describe("combine: aggregations", () => {
   test("the aggregate function, by hand", () => {
     const xs = [{ reward: 1, weight: 2 }, { reward: 0.5, weight: 1 }, { reward: 0, weight: 1 }];
