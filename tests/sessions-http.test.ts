@@ -55,6 +55,22 @@ describe("session routes (docker)", { skip: opened.skip }, () => {
     assert.ok(mine.some((s) => s.id === id));
     assert.equal((await request(a).post(`/sessions/${id}/exec`).set(as("k1")).send({ code: "secret" }).expect(200)).body.value, "7");
     await request(a).delete(`/sessions/${id}`).set(as("k1")).expect(200);
+    // NeMo-Gym's sessions are their key's too. Before: they were made with no owner, so every key
+    // listed them (the rollout's cookie in their labels) and could run code in them.
+    await request(a).post("/seed_session").set(as("k1")).send({ resources_session_id: "r-k1" }).expect(200);
+    const made = await request(a).post("/stateful_python_code_exec").set(as("k1")).send({ resources_session_id: "r-k1", code: "secret = 8" }).expect(200);
+    const sid = made.body.session_id as string;
+    await request(a).post(`/sessions/${sid}/exec`).set(as("k2")).send({ code: "secret" }).expect(404);
+    assert.ok(!((await request(a).get("/sessions").set(as("k2")).expect(200)).body.sessions as { id: string }[]).some((s) => s.id === sid));
+    const listed = ((await request(a).get("/sessions").set(as("k1")).expect(200)).body.sessions as { id: string; labels: Record<string, string> }[]).find((s) => s.id === sid);
+    assert.ok(listed && !JSON.stringify(listed.labels).includes("r-k1"), "the label is not the rollout's token");
+    // the same resources_session_id under another key is another rollout, not seeded for it
+    await request(a).post("/stateful_python_code_exec").set(as("k2")).send({ resources_session_id: "r-k1", code: "secret" }).expect(400);
+    await request(a).post("/close_session").set(as("k1")).send({ resources_session_id: "r-k1" }).expect(200);
+    // a session made with no key (in process, or before keys were set) is no key's to use
+    const keyless = (await svc.create({ language: "python" })).id;
+    await request(a).post(`/sessions/${keyless}/exec`).set(as("k2")).send({ code: "1" }).expect(404);
+    await svc.close(keyless);
   });
 
   test("unknown ids 404, lost ids say so, bad requests 400 naming what to change", { timeout: 120_000 }, async () => {

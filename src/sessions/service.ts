@@ -191,7 +191,8 @@ export class Sessions implements SessionService {
     const s = this.live.get(id);
     const info = s?.info ?? this.ended.get(id);
     if (info) {
-      if (info.owner !== undefined && owner !== undefined && info.owner !== owner) throw new SessionNotFoundError(`no session ${JSON.stringify(id)} of yours; list yours with GET /sessions`);
+      // a caller with a key sees only its own sessions: not another key's, nor one made without a key
+      if (owner !== undefined && info.owner !== owner) throw new SessionNotFoundError(`no session ${JSON.stringify(id)} of yours; list yours with GET /sessions`);
       return s ?? info;
     }
     const m = ID_RE.exec(id);
@@ -220,7 +221,7 @@ export class Sessions implements SessionService {
   }
 
   list(owner?: string): SessionInfo[] {
-    return [...this.live.values()].filter((s) => owner === undefined || s.info.owner === undefined || s.info.owner === owner).map((s) => ({ ...s.info }));
+    return [...this.live.values()].filter((s) => owner === undefined || s.info.owner === owner).map((s) => ({ ...s.info }));
   }
 
   async exec(id: string, req: ExecRequest): Promise<ExecResult> {

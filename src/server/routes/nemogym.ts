@@ -25,7 +25,8 @@ import { Router } from "express";
 import type { RewardResult } from "../../core/types.js";
 import { HttpError } from "../errors.js";
 import { clientLeft, type Caller, type RouteDeps } from "../http.js";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
+import { callerOf } from "../auth.js";
 import { sessionHttpError, sessionService } from "./sessions.js";
 
 /** The cookie `/seed_session` sets: the rollout's token. */
@@ -160,15 +161,20 @@ export function nemoGymRoutes({ runtime, body: opening, admit }: RouteDeps): Rou
     rollouts.set(token, id);
     if (rollouts.size > MAX_ROLLOUTS) rollouts.delete(rollouts.keys().next().value!);
   };
+  /**
+   * The rollout's key in `rollouts`: its token under the caller's API key, so that another key
+   * that learns (or guesses) a resources_session_id reaches none of its sessions.
+   */
   const tokenOf = (req: import("express").Request): string | undefined => {
     const b = req.body as Json | undefined;
-    return cookieOf(req.headers.cookie, NEMO_GYM_COOKIE) ?? (b && typeof b.resources_session_id === "string" ? `rs:${b.resources_session_id}` : undefined);
+    const token = cookieOf(req.headers.cookie, NEMO_GYM_COOKIE) ?? (b && typeof b.resources_session_id === "string" ? `rs:${b.resources_session_id}` : undefined);
+    return token === undefined ? undefined : `${callerOf(req, runtime.config.apiKeys) ?? ""} ${token}`;
   };
 
   r.post("/seed_session", opening("NemoGymSeedSessionRequest"), (req, res) => {
     const b = req.body as Json;
     const token = typeof b.resources_session_id === "string" ? `rs:${b.resources_session_id}` : `ng:${randomBytes(12).toString("hex")}`;
-    remember(token, null);
+    remember(`${callerOf(req, runtime.config.apiKeys) ?? ""} ${token}`, null);
     res.cookie(NEMO_GYM_COOKIE, token, { httpOnly: true, path: "/", sameSite: "strict" });
     res.json(typeof b.resources_session_id === "string" ? { resources_session_id: b.resources_session_id } : {});
   });
@@ -182,7 +188,9 @@ export function nemoGymRoutes({ runtime, body: opening, admit }: RouteDeps): Rou
       let id = rollouts.get(token) ?? null;
       if (!id) {
         try {
-          id = (await svc.create({ language: "python", labels: { nemo_gym: token } })).id;
+          // the label names the rollout by a digest: the token itself is the rollout's secret
+          const label = createHash("sha256").update(token).digest("hex").slice(0, 16);
+          id = (await svc.create({ language: "python", labels: { nemo_gym: label }, owner: callerOf(req, runtime.config.apiKeys) })).id;
         } catch (e) {
           throw sessionHttpError(e, runtime.config.retryAfterS);
         }

@@ -112,7 +112,7 @@ export function jupyterRoutes({ runtime, body: opening, admit }: RouteDeps): Rou
       if (b.memory_limit_MB && b.memory_limit_MB > 0) limits.memoryMb = Math.min(svc.maxLimits.memoryMb, b.memory_limit_MB);
       let info;
       try {
-        info = await svc.create({ language: "python", limits, files, signal: clientGone(req, res) });
+        info = await svc.create({ language: "python", limits, files, owner: callerOf(req, runtime.config.apiKeys), signal: clientGone(req, res) });
       } catch (e) {
         throw sessionHttpError(e, retry);
       }
