@@ -7,6 +7,9 @@
  * says, else exponential backoff with jitter) and another attempt, never past the deadline.
  * Structured output degrades json_schema -> tool call -> plain text when the endpoint refuses a
  * form with 400/422, and the form that worked is remembered per endpoint and model.
+ * A judge that refuses to grade (a `refusal` message, `finish_reason: "content_filter"`, an HTTP
+ * 400 whose error code is `content_filter`) is neither retried nor sent another form: it is a
+ * JudgeRefusal, which a verifier may score as a verdict against the response.
  */
 import OpenAI, { APIError, APIConnectionError, APIConnectionTimeoutError, APIUserAbortError } from "openai";
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletion } from "openai/resources/chat/completions";
@@ -20,7 +23,7 @@ import { judgeMetrics, type JudgeMetrics } from "./metrics.js";
 import { Delimiter } from "./material.js";
 import { verdictOf } from "./parse.js";
 import {
-  JudgeError,
+  JudgeError, JudgeRefusal,
   type AskOptions, type ChatMessage, type JudgeQuestion, type JudgeSettings, type StructuredMode, type Usage, type Verdict,
 } from "./types.js";
 
@@ -109,6 +112,9 @@ export class Judge {
         const c: Classified = opts.signal?.aborted ? { outcome: "aborted", retry: false, message: "aborted" } : classify(err);
         this.metrics.requests.labels(modelLabel, c.outcome).inc();
         if (c.outcome === "aborted") throw new JudgeError(`judge call aborted: ${reasonOf(opts.signal) ?? c.message}`, { model: ep.model, attempts });
+        if (c.outcome === "refused") {
+          throw new JudgeRefusal(`judge ${ep.model} refused to grade (content filter): ${c.message}`, c.message, { model: ep.model, attempts, outcome: "refused" });
+        }
         if (c.outcome === "bad_request" && ep.structured === "auto" && NEXT_MODE[mode]) {
           // The endpoint refuses this form of structured output; try the next one (not a retry).
           this.deps.log?.info({ model: ep.model, refused: mode, error: c.message }, `judge: ${mode} refused, falling back to ${NEXT_MODE[mode]}`);
@@ -130,6 +136,12 @@ export class Judge {
       if (ep.structured === "auto") this.modes.set(modeKey, mode);
       const usage: Usage = { input_tokens: reply.usage?.prompt_tokens ?? 0, output_tokens: reply.usage?.completion_tokens ?? 0 };
       this.count(modelLabel, usage);
+      const refusal = refusalOf(reply);
+      if (refusal !== undefined) {
+        // The judge will not grade this material: asking again, or in another form, only asks again.
+        this.metrics.requests.labels(modelLabel, "refused").inc();
+        throw new JudgeRefusal(`judge ${ep.model} refused to grade: ${refusal}`, refusal, { model: ep.model, attempts, outcome: "refused" });
+      }
       const read = readVerdict(reply, mode, delimiter.nonce, validate);
       if (!("value" in read)) {
         this.metrics.requests.labels(modelLabel, "malformed").inc();
@@ -172,7 +184,7 @@ export class Judge {
   private endpoint(opts: AskOptions): Endpoint {
     const o = opts.override ?? {};
     const ep: Endpoint = {
-      baseURL: (o.baseURL ?? this.settings.baseURL).replace(/\/+$/, ""),
+      baseURL: dropTrailingSlashes(o.baseURL ?? this.settings.baseURL),
       model: o.model ?? this.settings.model,
       apiKey: o.apiKey ?? (o.baseURL && o.baseURL !== this.settings.baseURL ? "" : this.settings.apiKey),
       temperature: o.temperature ?? this.settings.temperature,
@@ -268,7 +280,7 @@ export class Judge {
 }
 
 interface Classified {
-  outcome: "rate_limited" | "server_error" | "timeout" | "connection" | "bad_request" | "client_error" | "aborted";
+  outcome: "rate_limited" | "server_error" | "timeout" | "connection" | "bad_request" | "client_error" | "aborted" | "refused";
   retry: boolean;
   retryAfterMs?: number;
   message: string;
@@ -283,10 +295,34 @@ function classify(err: unknown): Classified {
     const msg = `HTTP ${s}: ${String(err.message).slice(0, 300)}`;
     if (s === 429) return { outcome: "rate_limited", retry: true, retryAfterMs: retryAfter(err.headers), message: msg };
     if (s >= 500 || s === 408 || s === 409) return { outcome: "server_error", retry: true, retryAfterMs: retryAfter(err.headers), message: msg };
-    if (s === 400 || s === 422) return { outcome: "bad_request", retry: false, message: msg };
+    if (s === 400 || s === 422) {
+      // Azure OpenAI's content filter answers 400 with error code "content_filter": a refusal, not an unsupported form.
+      if (isContentFilter(err)) return { outcome: "refused", retry: false, message: msg };
+      return { outcome: "bad_request", retry: false, message: msg };
+    }
     return { outcome: "client_error", retry: false, message: msg };
   }
   return { outcome: "connection", retry: true, message: (err as Error)?.message ?? String(err) };
+}
+
+/** An HTTP error that is a content filter's refusal: error code (or inner error code) `content_filter`. */
+function isContentFilter(err: APIError): boolean {
+  const e = err.error as { code?: unknown; innererror?: { code?: unknown } } | undefined;
+  const codes = [err.code, e?.code, e?.innererror?.code];
+  return codes.some((c) => c === "content_filter" || c === "ResponsibleAIPolicyViolation");
+}
+
+/**
+ * The judge's refusal to grade, when its reply is one: the message's `refusal` (OpenAI's
+ * structured outputs), or `finish_reason: "content_filter"` (the provider withheld or cut the
+ * reply). Undefined for an ordinary reply.
+ */
+function refusalOf(reply: ChatCompletion): string | undefined {
+  const choice = reply.choices?.[0];
+  const refusal = (choice?.message as { refusal?: unknown } | undefined)?.refusal;
+  if (typeof refusal === "string" && refusal.trim() !== "") return refusal.trim().slice(0, 300);
+  if ((choice?.finish_reason as string | undefined) === "content_filter") return 'the reply was withheld by a content filter (finish_reason "content_filter")';
+  return undefined;
 }
 
 /** Retry-After in ms: `retry-after-ms`, else `retry-after` as seconds or an HTTP date. Capped at 10 minutes. */
@@ -325,7 +361,8 @@ function readVerdict(reply: ChatCompletion, mode: StructuredMode, nonce: string,
   const keys = Object.keys(((validate.schema as { properties?: object } | undefined)?.properties ?? {}) as object);
   let schemaProblem: string | undefined;
   for (const text of texts) {
-    const v = verdictOf(text, nonce, keys, cut);
+    // json_schema and tool replies are read whole or not at all (parse.ts, step 0).
+    const v = verdictOf(text, nonce, keys, cut, mode !== "text");
     if (v === undefined) continue;
     if (validate(v)) return { value: v };
     schemaProblem ??= describeErrors(validate.errors, "verdict");
@@ -334,6 +371,13 @@ function readVerdict(reply: ChatCompletion, mode: StructuredMode, nonce: string,
   return cut
     ? { problem: `reply cut off at the judge's token limit (finish_reason "length") before a whole verdict: ${JSON.stringify(replyText(reply).slice(-200))}` }
     : { problem: `reply is not JSON: no verdict object after the material, in the judge's own words: ${JSON.stringify(replyText(reply).slice(-200))}` };
+}
+
+/** `url` without its trailing slashes. A loop: `/\/+$/` retries from every slash of a run inside the text (quadratic). */
+function dropTrailingSlashes(url: string): string {
+  let end = url.length;
+  while (end > 0 && url.charCodeAt(end - 1) === 47 /* / */) end--;
+  return url.slice(0, end);
 }
 
 function reasonOf(signal: AbortSignal | undefined): string | undefined {

@@ -4,6 +4,15 @@
  * A judge that "thinks out loud" may quote the material it grades, and the response in it may
  * hold its own `{"satisfied": true}` or unbalanced JSON. So:
  *
+ * 0. A reply that is one JSON object as a whole (trimmed, or inside one ``` fence; up to
+ *    MAX_WHOLE_CHARS) is that object, and nothing else is looked at: this is what json_schema and
+ *    tool calls give, and their strings quote the response (JSON-escaped, with its markers, its
+ *    `<think>`, its own objects), which is text there. This comes first, on the raw reply: before
+ *    the markers, `</think>` or the length cap could cut into it and leave a quotation to be read
+ *    as the judge's words. With `structured` (json_schema and tool modes) a reply that starts as
+ *    an object and is not one whole (cut off, or malformed) has no verdict: nothing inside it is
+ *    scanned or repaired. A structured-mode reply in prose (an endpoint that ignores the schema)
+ *    is read as text, steps 1-4.
  * 1. When the question's markers are known (its nonce), the quoted material is taken out of the
  *    reply first: what lies between an opening marker `<<<NAME-nonce>>>` and its closing one
  *    `<<<END-NAME-nonce>>>`, and everything before a closing marker whose opening one is missing
@@ -13,8 +22,7 @@
  * 2. Of the judge's own words, only the text after the last `</think>` counts, and only its last
  *    MAX_REPLY_CHARS (the verdict comes last); nothing counts when a `<think>` never closes (cut
  *    off while it reasoned: a `{"satisfied": true}` there is a draft, or a quote).
- * 3. A reply that is one JSON object as a whole (what json_schema and tool calls give) is that
- *    object (this is looked at first, on the whole reply: a marker inside its strings is text).
+ * 3. What is left that is one JSON object as a whole (after a think block) is that object.
  * 4. Otherwise the candidates are the objects that start at each of the last MAX_STARTS `{`,
  *    each running to its balanced `}` (braces inside strings skipped) or, unbalanced, to the end.
  *    They are read latest-ending first (an enclosing object before what it encloses), each with
@@ -33,8 +41,10 @@
 import { jsonrepair } from "jsonrepair";
 import { afterThink } from "../core/completion.js";
 
-/** Only this much of a reply (its end) is read; the rest is never parsed. */
+/** Of a reply that is not one whole JSON object, only this much (its end) is read; the rest is never parsed. */
 export const MAX_REPLY_CHARS = 64 * 1024;
+/** The longest reply read as one whole JSON object (JSON.parse is linear; a verdict is far shorter). */
+export const MAX_WHOLE_CHARS = 1024 * 1024;
 /** How many of the last `{` in a reply may start a verdict. */
 export const MAX_STARTS = 32;
 /** How many candidates may go through jsonrepair (the costlier reading). */
@@ -51,11 +61,37 @@ export interface Candidate {
   unclosed: boolean;
 }
 
-/** The candidate verdict objects of a reply, latest first; see the file's comment. Lazy. */
-export function* candidates(text: string, nonce?: string): Generator<Candidate> {
+/**
+ * The reply as one whole JSON object (step 0 of the file's comment): `whole` when it parses to a
+ * plain object; `object` when it starts as one (then it was meant as one: a structured reply).
+ * One JSON.parse of the trimmed reply (or of the inside of one ``` fence around it): linear.
+ */
+export function wholeObject(text: string): { whole?: Obj; object: boolean } {
+  let t = text.trim();
+  if (t.startsWith("```") && t.endsWith("```") && t.length >= 6) {
+    const nl = t.indexOf("\n");
+    if (nl >= 0 && nl < t.length - 3) t = t.slice(nl + 1, t.length - 3).trim();
+  }
+  if (!t.startsWith("{")) return { object: false };
+  return { whole: t.length <= MAX_WHOLE_CHARS ? strict(t) : undefined, object: true };
+}
+
+/**
+ * The candidate verdict objects of a reply, latest first; see the file's comment. Lazy.
+ * `structured`: the reply came from json_schema or a tool call: a reply that is meant as an
+ * object is read whole or not at all.
+ */
+export function* candidates(text: string, nonce?: string, structured = false): Generator<Candidate> {
+  // A reply that is one JSON object is the judge's answer: what its strings hold is text.
+  const w = wholeObject(text);
+  if (w.whole) {
+    yield { value: w.whole, unclosed: false };
+    return;
+  }
+  if (structured && w.object) return; // a structured reply that is not one whole object: never scanned
   const own = nonce === undefined ? text : ownWords(text, nonce);
   if (own === undefined) return; // ends inside quoted material (a `</think>` there is the material's)
-  // A reply that is one JSON object is the judge's structured answer: a marker in its strings is text.
+  // After a think block, a reply that is one JSON object is that object.
   const lastPart = (x: string) => (x.length > MAX_REPLY_CHARS ? x.slice(x.length - MAX_REPLY_CHARS) : x).trim();
   const all = lastPart(afterThink(text));
   if (all.startsWith("{")) {
@@ -79,8 +115,8 @@ export function* candidates(text: string, nonce?: string): Generator<Candidate> 
 }
 
 /** The candidate verdict objects of a reply, latest first (candidates, without the flag). */
-export function* verdictCandidates(text: string, nonce?: string): Generator<Obj> {
-  for (const c of candidates(text, nonce)) yield c.value;
+export function* verdictCandidates(text: string, nonce?: string, structured = false): Generator<Obj> {
+  for (const c of candidates(text, nonce, structured)) yield c.value;
 }
 
 /**
@@ -88,9 +124,10 @@ export function* verdictCandidates(text: string, nonce?: string): Generator<Obj>
  * `keys` is empty); undefined when there is none, or when `cut` (the judge stopped at its token
  * limit) and the reply ended inside that object or one around it: a number there may be half
  * written (`"score": 1` of 10). The caller checks it against the schema, and takes no other.
+ * `structured`: json_schema or tool mode (see candidates).
  */
-export function verdictOf(text: string, nonce: string | undefined, keys: readonly string[], cut = false): Obj | undefined {
-  for (const c of candidates(text, nonce)) {
+export function verdictOf(text: string, nonce: string | undefined, keys: readonly string[], cut = false, structured = false): Obj | undefined {
+  for (const c of candidates(text, nonce, structured)) {
     if (keys.length && !keys.some((k) => Object.hasOwn(c.value, k))) continue;
     return cut && c.unclosed ? undefined : c.value;
   }

@@ -84,3 +84,15 @@ export class JudgeError extends MachineryError {
     this.name = "JudgeError";
   }
 }
+
+/**
+ * The judge refused to grade the material (a `refusal` message, a content filter): an answer
+ * about the material, not an outage. Not retried. A JudgeError, so a caller that does not know it
+ * still gives null; the rubric verifier scores it as criteria not met.
+ */
+export class JudgeRefusal extends JudgeError {
+  constructor(message: string, readonly refusal: string, details: Record<string, unknown> = {}) {
+    super(message, { ...details, refused: true });
+    this.name = "JudgeRefusal";
+  }
+}

@@ -2,7 +2,8 @@
  * From per-criterion verdicts to one reward, as HealthBench scores a rubric (Arora et al. 2025):
  * reward = sum(weight x met) / sum(positive weights), clamped to [0, 1]. Negative weights are
  * pitfalls (met = the mistake was made). A veto criterion that is not met makes the reward 0; a
- * veto's weight does not enter the sums.
+ * veto's weight does not enter the sums. With no positive weight (vetoes and pitfalls only) the
+ * reward is 1 when no pitfall is met, else 0.
  */
 import type { Criterion } from "../../src/store/rubric.js";
 
@@ -31,8 +32,9 @@ export function weightedReward(verdicts: CriterionVerdict[]): Aggregate {
     if (c.weight > 0) possible += c.weight;
     if (satisfied) achieved += c.weight;
   }
-  // A rubric of vetoes only: passing them all is full marks.
-  const raw = possible > 0 ? achieved / possible : 1;
+  // No positive weight (vetoes and pitfalls only): passing the vetoes is full marks when no
+  // pitfall is met, and 0 when one is (there is nothing to subtract its weight from).
+  const raw = possible > 0 ? achieved / possible : achieved < 0 ? 0 : 1;
   const reward = vetoed.length ? 0 : Math.min(1, Math.max(0, raw));
   return { reward, achieved, possible, vetoed };
 }

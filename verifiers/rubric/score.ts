@@ -1,11 +1,13 @@
 /**
  * Scoring an item against a rubric with the shared judge. Pure of HTTP and of the registry: it
  * takes the judge, the rubric and the material, and returns an Outcome. A criterion the judge
- * could not answer makes the whole item an error (reward null), never a 0.
+ * could not answer makes the whole item an error (reward null), never a 0. A judge that refuses
+ * to grade the material (a refusal, a content filter: JudgeRefusal) has answered: the criteria
+ * are not met and the item scores 0, so content that trips the judge's filter is not masked.
  */
 import type { Outcome } from "../../src/core/types.js";
 import type { Judge } from "../../src/judge/client.js";
-import type { AskOptions, Verdict } from "../../src/judge/types.js";
+import { JudgeRefusal, type AskOptions, type Verdict } from "../../src/judge/types.js";
 import type { Criterion } from "../../src/store/rubric.js";
 import { criterionQuestion, holisticQuestion, type Material } from "./prompt.js";
 import { majority, median, weightedReward } from "./aggregate.js";
@@ -33,6 +35,18 @@ function tally(verdicts: Verdict<unknown>[]) {
   };
 }
 
+const refusalOf = (reason: unknown): string | undefined => (reason instanceof JudgeRefusal ? reason.refusal : undefined);
+
+/** The item's outcome when the judge refused to grade the response: every criterion not met, reward 0. */
+function refused(refusals: string[], details: Record<string, unknown>, what: string): Outcome {
+  details.refused = true;
+  return {
+    reward: 0,
+    reason: `the judge refused to grade the response (${what}), scored as not meeting the rubric: ${firstLine(refusals[0])}`,
+    details,
+  };
+}
+
 const firstLine = (s: string, max = 300) => {
   const line = s.split("\n", 1)[0];
   return line.length > max ? line.slice(0, max) + "…" : line;
@@ -47,6 +61,11 @@ export async function scoreWithRubric(
     const failed = settled.filter((r): r is PromiseRejectedResult => r.status === "rejected");
     const ok = settled.filter((r): r is PromiseFulfilledResult<Verdict<HolisticVerdictJSON>> => r.status === "fulfilled").map((r) => r.value);
     details.judge = tally(ok);
+    const refusals = failed.map((r) => refusalOf(r.reason)).filter((x): x is string => x !== undefined);
+    if (refusals.length) {
+      details.refusal = refusals[0];
+      return refused(refusals, details, "holistic");
+    }
     if (failed.length) {
       return { reward: null, reason: `judge could not score the rubric: ${firstLine(String(failed[0].reason?.message ?? failed[0].reason))}`, details };
     }
@@ -62,11 +81,25 @@ export async function scoreWithRubric(
     criteria.map(async (c) => {
       const settled = await Promise.allSettled(samples.map((i) => judge.ask<CriterionVerdictJSON>(criterionQuestion(c, m, i), ask)));
       const ok = settled.filter((r): r is PromiseFulfilledResult<Verdict<CriterionVerdictJSON>> => r.status === "fulfilled").map((r) => r.value);
-      const err = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
-      return { c, ok, error: err ? String(err.reason?.message ?? err.reason) : undefined };
+      const rejected = settled.filter((r): r is PromiseRejectedResult => r.status === "rejected");
+      const refusal = rejected.map((r) => refusalOf(r.reason)).find((x) => x !== undefined);
+      const err = rejected[0];
+      return { c, ok, refusal, error: err ? String(err.reason?.message ?? err.reason) : undefined };
     }),
   );
   details.judge = tally(perCriterion.flatMap((p) => p.ok));
+  const refusedOnes = perCriterion.filter((p) => p.refusal !== undefined);
+  if (refusedOnes.length) {
+    // The refusal is about the response: it decides the item, whatever else failed.
+    details.criteria = perCriterion.map(({ c, ok, refusal, error }) =>
+      refusal !== undefined
+        ? { id: c.id, weight: c.weight, kind: c.kind ?? "score", satisfied: false, refusal }
+        : error !== undefined
+          ? { id: c.id, error }
+          : { id: c.id, weight: c.weight, kind: c.kind ?? "score", satisfied: majority(ok.map((v) => v.value.satisfied)), reason: ok[0].value.reasoning },
+    );
+    return refused(refusedOnes.map((p) => p.refusal!), details, `${refusedOnes.length === 1 ? "criterion" : "criteria"} ${refusedOnes.map((p) => p.c.id).join(", ")}`);
+  }
   const failed = perCriterion.filter((p) => p.error !== undefined);
   if (failed.length) {
     details.criteria = perCriterion.map(({ c, ok, error }) =>
