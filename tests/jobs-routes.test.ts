@@ -241,6 +241,26 @@ test("hostile lines: 1 MB of nesting is an invalid result, a 1 MB prompt is a gr
   await request(a.app).get("/healthz").expect(200);
 });
 
+test("NUL characters: an escaped one in a prompt and a raw one in a line are stored on every store (PostgreSQL's text holds none)", async () => {
+  // Before: on PostgreSQL each of these uploads was a 500 ("invalid byte sequence for encoding UTF8: 0x00").
+  const a = await app();
+  const lines = [
+    JSON.stringify({ verifier: "exact", prompt: "a\u0000b", response: "x", reference: "x" }),
+    '{"verifier":"exact","prompt":"a\\u0000b","response":"y\u0000","reference":"y"}', // a raw NUL inside a JSON string (TypeScript's \u0000 is the character)
+    "\u0000",
+  ];
+  const { body } = await submit(a, lines.join("\n") + "\n").expect(201);
+  const job = await waitDone(a, body.id);
+  assert.equal(job.total, 3);
+  const out = (await request(a.app).get(`/jobs/${body.id}/results`).expect(200)).text.trim().split("\n").map((l) => JSON.parse(l));
+  assert.equal(out[0].reward, 1);
+  assert.equal(out[1].reward, 0, "the raw NUL reads as U+FFFD: y\uFFFD is not y");
+  assert.equal(out[2].status, "invalid");
+  assert.equal(job.summary.groups.per_group[0].group, "a\uFFFDb");
+  const viaJson = await request(a.app).post("/jobs").send({ verifier: "exact", items: [{ prompt: "p\u0000", response: "a", reference: "a" }] }).expect(201);
+  assert.equal((await waitDone(a, viaJson.body.id)).counts.ok, 1);
+});
+
 test("DELETE /jobs/{id}: a finished job goes with its items and results; a running one is cancelled and goes; 404 after", async () => {
   const a = await app({ ASSAY_BATCH_CONCURRENCY: "2", ASSAY_JOB_CHUNK: "2" });
   const store = await a.runtime.services.store();

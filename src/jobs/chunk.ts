@@ -72,7 +72,8 @@ export async function scoreChunk(scorer: Scorer, chunk: ChunkItem[], o: JobOptio
 export function groupOf(item: unknown, groupBy = "prompt"): string | null {
   if (!item || typeof item !== "object") return null;
   const v = (item as Record<string, unknown>)[groupBy];
-  return typeof v === "string" ? v : typeof v === "number" ? String(v) : null;
+  // PostgreSQL's text holds no NUL: a prompt with `\u0000` groups under U+FFFD in its place
+  return typeof v === "string" ? (v.includes("\0") ? v.replaceAll("\0", "\uFFFD") : v) : typeof v === "number" ? String(v) : null;
 }
 
 /** A chunk's queue id: the job and the chunk's first index (BullMQ forbids ':' in ids). */

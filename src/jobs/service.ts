@@ -124,6 +124,9 @@ export class JobService {
         let parsed: unknown;
         if (typeof entry === "string") {
           text = entry.endsWith("\r") ? entry.slice(0, -1) : entry;
+          // A raw NUL (never valid in JSON text, and not storable in PostgreSQL's text) reads as
+          // U+FFFD, as an invalid UTF-8 byte does: the same item on every store.
+          if (text.includes("\0")) text = text.replaceAll("\0", "\uFFFD");
           if (!text.trim()) {
             blanks++;
             continue;
