@@ -236,6 +236,36 @@ for (const b of BACKENDS) {
       assert.deepEqual([j.done, j.n_ok, j.status, j.reward_sum], [200, 200, "done", 200]);
     });
 
+    test("a cancel committed while results are being written: the results are dropped, not counted on the cancelled job", { skip: b.name === "sqlite" ? "one process owns an embedded store" : undefined }, async (t) => {
+      // Before: putResults read the job's status with a plain SELECT, so another replica's cancel
+      // that committed after that read was overtaken: the results landed and were counted on a
+      // job already cancelled (its cached summary then disagreed with its counts for good).
+      const opened = cleanup(t);
+      const s = await freshSchema();
+      opened(s.drop);
+      const st = await openStore({ dataDir: ":memory:", url: s.url });
+      opened(() => st.close());
+      await st.jobs.create("c", {});
+      await st.jobs.addItems("c", 0, [{ item: "a", group: null }, { item: "b", group: null }]);
+      await st.jobs.seal("c", 2);
+      await st.jobs.start("c");
+      const other = new pg.Client({ connectionString: s.url });
+      await other.connect();
+      try {
+        await other.query("BEGIN");
+        await other.query("UPDATE job SET status = 'cancelled' WHERE id = 'c'"); // another replica's cancel, not yet committed
+        const writing = st.jobs.putResults("c", [{ idx: 0, result: ok(1) }]);
+        await new Promise((r) => setTimeout(r, 300));
+        await other.query("COMMIT");
+        assert.equal(await writing, 0);
+        const j = await st.jobs.get("c");
+        assert.deepEqual([j.status, j.done, j.n_ok], ["cancelled", 0, 0]);
+        assert.deepEqual(await st.jobs.results("c", 0, 10), []);
+      } finally {
+        await other.end();
+      }
+    });
+
     test("migrations: replicas starting together run each once; a newer schema is refused with what to do", { skip: b.name === "sqlite" ? "PRAGMA user_version (db.ts)" : undefined }, async (t) => {
       const opened = cleanup(t);
       const s = await freshSchema();

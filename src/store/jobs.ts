@@ -60,6 +60,9 @@ function queries(pg: boolean) {
     addItemsPg: "INSERT INTO job_item (job_id, idx, item, grp) SELECT ?::text, * FROM unnest(?::int[], ?::text[], ?::text[])",
     seal: "UPDATE job SET status = 'queued', total = ? WHERE id = ? AND status = 'uploading'",
     get: "SELECT * FROM job WHERE id = ?",
+    // PostgreSQL: the row stays locked until the results are in, so a cancel (finish) on another
+    // replica either commits first (and the results are dropped) or waits for them
+    getForResults: pg ? "SELECT * FROM job WHERE id = ? FOR UPDATE" : "SELECT * FROM job WHERE id = ?",
     list: `SELECT * FROM job WHERE status NOT IN ('uploading', 'deleting') ORDER BY ${order} DESC LIMIT ?`,
     unfinished: `SELECT * FROM job WHERE status IN ('queued', 'running') ORDER BY ${order}`,
     uploading: "SELECT id FROM job WHERE status = 'deleting' OR (status = 'uploading' AND created_at < ?)",
@@ -241,7 +244,7 @@ export class JobStore {
    */
   async putResults(id: string, results: { idx: number; result: RewardResult }[]): Promise<number> {
     return this.db.tx(async (t) => {
-      const job = await t.get<JobRow>(this.q.get, [id]);
+      const job = await t.get<JobRow>(this.q.getForResults, [id]);
       if (!job || FINISHED.includes(job.status) || job.status === "deleting") return 0;
       let landed = 0, ok = 0, error = 0, invalid = 0, sum = 0;
       const count = (status: string, reward: number | null) => {
