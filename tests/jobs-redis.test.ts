@@ -139,3 +139,35 @@ test("on Redis, DELETE /jobs/{id} of a running job: 204, and none of its chunks 
     await q.close();
   }
 });
+
+test("on Redis, 150 finished chunks of a job no server here knows do not hide a later job's chunks", { skip: !have, timeout: 120_000 }, async () => {
+  // Before: gather looked at the 100 oldest finished chunks only and left another server's in
+  // place, so 100 of them (a server gone for good) kept every later job running forever.
+  const q = openQueue(REDIS);
+  await q.obliterate({ force: true });
+  const gone = await testApp({ ASSAY_REDIS_URL: REDIS, ASSAY_JOB_LOCAL_WORKER: "0", ASSAY_JOB_CHUNK: "1" });
+  const items = (n: number) => Array.from({ length: n }, (_, i) => JSON.stringify({ id: i, verifier: "exact", response: "a", reference: "a" })).join("\n");
+  await request(gone.app).post("/jobs").set("content-type", "application/x-ndjson").send(items(150)).expect(201);
+  await gone.runtime.close(); // its chunks stay in Redis, and its store (in memory) is gone
+  const server = await testApp({ ASSAY_REDIS_URL: REDIS, ASSAY_JOB_CHUNK: "100" });
+  try {
+    for (const t0 = Date.now(); (await q.getJobCounts("completed")).completed < 150; ) {
+      assert.ok(Date.now() - t0 < 60_000, "this server's worker scores the other server's chunks");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const id = (await request(server.app).post("/jobs").set("content-type", "application/x-ndjson").send(items(10)).expect(201)).body.id as string;
+    let job: any;
+    for (const t0 = Date.now(); ; ) {
+      job = (await request(server.app).get(`/jobs/${id}`).expect(200)).body;
+      if (job.status === "done") break;
+      assert.ok(Date.now() - t0 < 20_000, `job still ${job.status} at ${job.done}/10`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.deepEqual(job.counts, { ok: 10, error: 0, invalid: 0 });
+    assert.equal((await q.getJobCounts("completed")).completed, 150, "the other server's chunks stay for it");
+  } finally {
+    await server.runtime.close();
+    await q.obliterate({ force: true });
+    await q.close();
+  }
+});

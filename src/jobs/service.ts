@@ -42,6 +42,10 @@ const SHARED_POLL_MS = 200;
 const SHARED_IDLE_MS = 500;
 /** A running job on Redis with no progress for this long has its missing chunks queued again, ms. */
 const REQUEUE_MS = 10_000;
+/** Finished chunks gather looks at per pass (pages of 100), from where the last pass stopped. */
+const GATHER_SCAN = 500;
+/** How long a chunk's job that this server's store does not know is remembered as not ours, ms. */
+const NOT_OURS_MS = 10_000;
 
 export type JobView = Awaited<ReturnType<JobService["view"]>>;
 
@@ -62,6 +66,10 @@ export class JobService {
   private sweeper?: NodeJS.Timeout;
   /** Jobs deleted while a worker held one of their chunks: gather drops those chunks when they come back. */
   private readonly deleted = new Set<string>();
+  /** Where gather's scan of each finished list goes on from (another server's chunks stay there). */
+  private readonly scanFrom = { completed: 0, failed: 0 };
+  /** Jobs of chunks in Redis that this server's store does not know, and until when that holds. */
+  private readonly notOurs = new Map<string, number>();
   /** This process as the holder of a job it scores (a shared store's `owner`). */
   private readonly me = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 
@@ -518,35 +526,72 @@ export class JobService {
     if (bulk.length) await this.queue!.addBulk(bulk);
   }
 
-  /** Writes finished chunks of this server's jobs to the store, then removes them from Redis. */
+  /**
+   * Writes finished chunks of this server's jobs to the store, then removes them from Redis.
+   * Chunks of jobs this server does not know (another server's, one gone for good) stay in the
+   * lists, so each pass looks at GATHER_SCAN of them from where the last pass stopped, wrapping
+   * at the end: however many such chunks sit at the front, every chunk is reached (a scan of the
+   * first 100 alone left every later job running forever behind 100 of them).
+   */
   private async gather(): Promise<number> {
+    let n = 0;
+    for (const state of ["completed", "failed"] as const) n += await this.gatherFrom(state);
+    return n;
+  }
+
+  private async gatherFrom(state: "completed" | "failed"): Promise<number> {
     const q = this.queue!;
     let n = 0;
-    for (const j of await q.getJobs(["completed"], 0, 99, true)) {
-      if (j?.data && this.deleted.has(j.data.job)) {
-        await j.remove().catch(() => {});
-        continue;
+    let from = this.scanFrom[state];
+    for (let seen = 0; seen < GATHER_SCAN; ) {
+      const page = await q.getJobs([state], from, from + 99, true);
+      if (!page.length) {
+        from = 0; // wrap: the next pass starts at the front
+        break;
       }
-      if (!j?.data || !(await this.jobs.find(j.data.job))) continue; // another server's job
-      await this.write(j.data.job, j.returnvalue?.results ?? []);
-      await j.remove().catch(() => {});
-      n++;
-    }
-    for (const j of await q.getJobs(["failed"], 0, 99, true)) {
-      if (j?.data && this.deleted.has(j.data.job)) {
+      seen += page.length;
+      let kept = 0;
+      for (const j of page) {
+        if (j?.data && this.deleted.has(j.data.job)) {
+          await j.remove().catch(() => {});
+          continue;
+        }
+        if (!j?.data || !(await this.ours(j.data.job))) {
+          kept++; // another server's chunk: it stays, and the next page starts after it
+          continue;
+        }
+        if (state === "completed") await this.write(j.data.job, j.returnvalue?.results ?? []);
+        else {
+          const reason = `the chunk holding this item failed in every worker that took it: ${j.failedReason ?? "unknown"}`;
+          this.log.error({ chunk: j.id, reason: j.failedReason }, "jobs: chunk failed");
+          await this.write(
+            j.data.job,
+            j.data.items.map((it) => ({ idx: it.idx, result: { id: null, verifier: "", reward: null, status: "error", reason, details: {}, elapsed_ms: 0 } })),
+          );
+        }
         await j.remove().catch(() => {});
-        continue;
+        n++;
       }
-      if (!j?.data || !(await this.jobs.find(j.data.job))) continue;
-      const reason = `the chunk holding this item failed in every worker that took it: ${j.failedReason ?? "unknown"}`;
-      this.log.error({ chunk: j.id, reason: j.failedReason }, "jobs: chunk failed");
-      await this.write(
-        j.data.job,
-        j.data.items.map((it) => ({ idx: it.idx, result: { id: null, verifier: "", reward: null, status: "error", reason, details: {}, elapsed_ms: 0 } })),
-      );
-      await j.remove().catch(() => {});
-      n++;
+      from += kept; // what was removed moved the rest forward
+      if (page.length < 100) {
+        from = 0;
+        break;
+      }
     }
+    this.scanFrom[state] = from;
     return n;
+  }
+
+  /** Whether this server's store knows the job (a miss is remembered for NOT_OURS_MS: one store query per job, not per chunk). */
+  private async ours(job: string): Promise<boolean> {
+    const until = this.notOurs.get(job);
+    if (until !== undefined && until > Date.now()) return false;
+    if (await this.jobs.find(job)) {
+      this.notOurs.delete(job);
+      return true;
+    }
+    this.notOurs.set(job, Date.now() + NOT_OURS_MS);
+    if (this.notOurs.size > 10_000) this.notOurs.delete(this.notOurs.keys().next().value!);
+    return false;
   }
 }
