@@ -27,6 +27,8 @@ export interface Runtime {
   readiness: Readiness;
   /** Closes verifiers, then services. */
   close(): Promise<void>;
+  /** Whether close() has been called (a retry loop started with the runtime stops then). */
+  readonly closed: boolean;
 }
 
 export interface RuntimeOptions {
@@ -83,6 +85,9 @@ export async function createRuntime(config: Config, o: RuntimeOptions): Promise<
     scorer,
     warmUp,
     readiness,
+    get closed() {
+      return closing !== undefined;
+    },
     close() {
       closing ??= (async () => {
         await registry.close();

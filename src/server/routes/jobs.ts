@@ -145,8 +145,19 @@ export function jobRoutes({ runtime, body }: RouteDeps): Router {
     j.start(runtime.scorer);
     return j;
   };
-  // Unfinished jobs resume when the server starts, not at the first request.
-  void jobs().catch((err) => runtime.log.error({ err }, "jobs: cannot start"));
+  // Unfinished jobs resume when the server starts, not at the first request. A store that does
+  // not answer yet (a PostgreSQL still starting, a network blip) is tried again, backing off to
+  // 30 s, until it does: one try left a replica that never resumed or took over a job until
+  // some /jobs request reached it.
+  const startJobs = (retryMs: number): void => {
+    if (runtime.closed) return;
+    jobs().catch((err) => {
+      if (runtime.closed) return;
+      runtime.log.error({ err, retry_in_ms: retryMs }, "jobs: cannot start; trying again");
+      setTimeout(() => startJobs(Math.min(30_000, retryMs * 2)), retryMs).unref();
+    });
+  };
+  startJobs(500);
 
   const jsonBody = body("JobRequest");
   const onlyJson: RequestHandler = (req, res, next) => (req.is("application/json") ? jsonBody(req, res, next) : next());
