@@ -98,6 +98,10 @@ export async function scoreCombination(
     });
   };
 
+  // `gate: true` means something only under aggregate "gate": elsewhere the part would be summed
+  // like any other and the gate silently ignored (a misconfigured reward, trained on for a run)
+  const stray = opts.aggregate === "gate" ? -1 : parts.findIndex((p) => p.gate);
+  if (stray >= 0) throw new InvalidItemError(`${where}: ${labelOf(parts[stray], stray)} has gate: true, but aggregate is "${opts.aggregate}"; set options.aggregate to "gate", or drop gate`, "reference");
   let gates: number[] = [];
   if (opts.aggregate === "gate") {
     gates = parts.flatMap((p, i) => (p.gate ? [i] : []));

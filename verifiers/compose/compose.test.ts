@@ -68,6 +68,17 @@ describe("parts get the deadline they would get alone", () => {
   });
 });
 
+describe("combine: a gate part outside aggregate gate", () => {
+  test("is invalid, naming the part, not summed as an ordinary part", async () => {
+    // Before: `gate: true` was read only under aggregate "gate"; with the default "sum" this scored 1.
+    const r = await score({ verifier: "combine", reference: [c(0, { gate: true }), c(1)] });
+    assert.equal(r.status, "invalid", r.reason);
+    assert.match(r.reason, /part 0 \(test-const\) has gate: true, but aggregate is "sum"/);
+    const ok = await score({ verifier: "combine", reference: [c(0, { gate: true }), c(1)], options: { aggregate: "gate" } });
+    assert.equal(ok.reward, 0);
+  });
+});
+
 describe("combine: aggregations", () => {
   test("the aggregate function, by hand", () => {
     const xs = [{ reward: 1, weight: 2 }, { reward: 0.5, weight: 1 }, { reward: 0, weight: 1 }];
