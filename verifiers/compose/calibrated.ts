@@ -32,15 +32,20 @@ function compile(pattern: string): RE2JS {
   return re;
 }
 
-/** The last stated confidence, scaled to [0, 1]; null when absent or out of range. */
+const DECIMAL = /^(?:\d{1,20}(?:\.\d{0,20})?|\.\d{1,20})$/;
+
+/** The last stated confidence, scaled to [0, 1]; null when absent, not a decimal number, or out of range. */
 export function statedConfidence(text: string, pattern: string, scale: number): { q: number | null; raw: string | null } {
   const tail = text.length > TAIL ? text.slice(-TAIL) : text;
   const m = compile(pattern).matcher(tail);
+  // RE2 finds each match from where the last one ended: all of them cost one linear pass over
+  // the tail, so every match is read and the last one wins (a cap on the count kept an earlier one)
   let last: string | null = null;
-  let n = 0;
-  while (m.find() && n++ < 10_000) last = m.group(1);
+  while (m.find()) last = m.group(1);
   if (last === null) return { q: null, raw: null };
-  const q = Number(last.trim()) / scale;
+  // a decimal number: an empty capture (`confidence: ` and nothing) is no confidence, not 0
+  const t = last.trim();
+  const q = DECIMAL.test(t) ? Number(t) / scale : NaN;
   return { q: Number.isFinite(q) && q >= 0 && q <= 1 ? q : null, raw: last.slice(0, 100) };
 }
 

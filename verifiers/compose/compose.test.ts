@@ -248,6 +248,11 @@ describe("calibrated (RLCR)", () => {
     assert.equal(statedConfidence("<confidence>85</confidence>", DEFAULT_PATTERN, 100).q, 0.85);
     assert.equal(statedConfidence("<confidence>1.5</confidence>", DEFAULT_PATTERN, 1).q, null);
     assert.equal(statedConfidence("confidence: 0.7", DEFAULT_PATTERN, 1).q, null);
+    // every match is read, the last wins (a cap of 10,000 matches kept an earlier one)
+    assert.equal(statedConfidence("c=0 ".repeat(12_000) + "c=1", "c=([01])", 1).q, 1);
+    // an empty capture or a number not written in decimal is no confidence, not 0 or 16
+    assert.equal(statedConfidence("confidence: ", "confidence:\\s*([0-9.x]*)", 1).q, null);
+    assert.equal(statedConfidence("<confidence>0x1</confidence>", "<confidence>([^<]*)</confidence>", 1).q, null);
     assert.equal(statedConfidence("Confidence: 70%", "confidence:\\s*(\\d+)%", 100).q, 0.7);
   });
 
