@@ -366,6 +366,25 @@ describe("length (DAPO, band)", () => {
     assert.equal((await len("x", { mode: "band", min: 5, max: 2 })).status, "invalid");
   });
 
+  test("counting a megabyte of tokens up to a high limit lets the event loop run, and stops at the deadline", async () => {
+    // Before: counting ran in one synchronous stretch: 1,048,000 CJK characters held the loop
+    // 3.4 s (a concurrent /healthz waited 2.6 s).
+    const { watchLoop } = await import("../../tests/loop-watch.js");
+    // 300,000 CJK characters in a fixed pseudo-random order: repeated text would hit the tokenizer's cache
+    let seed = 1;
+    const cjk = () => Array.from({ length: 300_000 }, () => String.fromCharCode(0x4e00 + ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % 20000))).join("");
+    const big = cjk();
+    await len("warm", { mode: "band", unit: "tokens", min: 0, max: 10 }); // the tokenizer's ranks load once
+    const watch = watchLoop();
+    const r = await len(big, { mode: "band", unit: "tokens", min: 0, max: 1_000_000 });
+    await new Promise((r) => setTimeout(r, 20)); // the watch's timer fires once more: the last stretch is measured
+    const gaps = watch.stop();
+    assert.equal(r.status, "ok", r.reason);
+    assert.ok(gaps.maxCpuMs < 100, `the loop was held ${gaps.maxCpuMs.toFixed(0)} ms of CPU at a stretch`);
+    const short = await score({ verifier: "length", response: cjk(), options: { mode: "band", unit: "tokens", min: 0, max: 1_000_000 }, deadline_ms: 50 });
+    assert.equal(short.status, "error", "past its deadline the count stops (null), not a reward from a partial count");
+  });
+
   test("1 MB hostile text (one long run, no whitespace; spaced letters) in tokens stays fast", async () => {
     const { countTokens } = await import("gpt-tokenizer/encoding/o200k_base");
     countTokensUpTo(countTokens, "warm up".repeat(100), 1e9);

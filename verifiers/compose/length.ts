@@ -57,20 +57,50 @@ const PIECE = 256;
  */
 export function countTokensUpTo(count: Counter, s: string, limit: number): { n: number; exact: boolean } {
   let n = 0;
-  let i = 0;
-  while (i < s.length) {
-    let j = Math.min(s.length, i + PIECE);
-    if (j < s.length) {
-      let k = j;
-      while (k > i + PIECE / 2 && !wordStart(s, k)) k--;
-      if (k > i + PIECE / 2) j = k;
-      else if (isLowSurrogate(s.charCodeAt(j))) j--;
-    }
+  for (let i = 0; i < s.length; ) {
+    const j = pieceEnd(s, i);
     n += count(s.slice(i, j));
     i = j;
     if (n > limit) return { n, exact: i >= s.length };
   }
   return { n, exact: true };
+}
+
+/** How long countTokensAsync counts before it lets the event loop run, ms. */
+const SLICE_MS = 8;
+
+/**
+ * countTokensUpTo, letting the event loop run every SLICE_MS and stopping when `signal` aborts
+ * (the item's deadline): the BPE costs ~3.5 µs a character, so a megabyte of completion is
+ * seconds of work, which must not hold every other request (it held /healthz 2.6 s).
+ */
+export async function countTokensAsync(count: Counter, s: string, limit: number, signal?: AbortSignal): Promise<{ n: number; exact: boolean }> {
+  let n = 0;
+  let t0 = performance.now();
+  for (let i = 0; i < s.length; ) {
+    const j = pieceEnd(s, i);
+    n += count(s.slice(i, j));
+    i = j;
+    if (n > limit) return { n, exact: i >= s.length };
+    if (performance.now() - t0 > SLICE_MS) {
+      await new Promise((r) => setImmediate(r));
+      signal?.throwIfAborted();
+      t0 = performance.now();
+    }
+  }
+  return { n, exact: true };
+}
+
+/** Where the piece that starts at `i` ends: at most PIECE characters, before a word's space where there is one, never inside a surrogate pair. */
+function pieceEnd(s: string, i: number): number {
+  let j = Math.min(s.length, i + PIECE);
+  if (j < s.length) {
+    let k = j;
+    while (k > i + PIECE / 2 && !wordStart(s, k)) k--;
+    if (k > i + PIECE / 2) j = k;
+    else if (isLowSurrogate(s.charCodeAt(j))) j--;
+  }
+  return j;
 }
 
 /** A space between two letters: every OpenAI encoding's pre-split cuts before it. */
@@ -133,7 +163,7 @@ export const length = defineVerifier({
   description: "Length shaping: DAPO's soft overlong punishment or a plain length band, in characters or tokens.",
   reference: Type.Unknown({ description: "ignored" }),
   options: LengthOptions,
-  async verify(item) {
+  async verify(item, ctx) {
     const o = item.options;
     const limit = limits(o);
     const text = o.strip_think ? afterThink(item.response) : item.response;
@@ -146,7 +176,7 @@ export const length = defineVerifier({
       } catch (e) {
         throw new MachineryError(`tokenizer ${o.tokenizer} failed to load: ${(e as Error).message}`);
       }
-      measured = countTokensUpTo(count, text, limit);
+      measured = await countTokensAsync(count, text, limit, ctx.signal);
     }
     const len = measured.n;
     const shown = measured.exact ? `${len}` : `more than ${limit}`;
