@@ -50,6 +50,7 @@ export class MemorySessions implements SessionService {
   }
   async create(req: CreateSessionRequest): Promise<SessionInfo> {
     const id = `s${++this.n}`;
+    if (req.labels?.slow) await new Promise((r) => setTimeout(r, 500)); // a sandbox that takes a while to start
     this.cells.set(id, []);
     this.owners.set(id, req.owner);
     return this.info(id);
@@ -58,6 +59,7 @@ export class MemorySessions implements SessionService {
     const cells = this.cells.get(id);
     if (!cells || this.owners.get(id) !== req.owner) throw new SessionNotFoundError(`no session ${id}`);
     if (req.code === "busy") throw new SessionBusyError(`session ${id} is running another exec`, 2);
+    if (req.code === "slow") await new Promise((r) => setTimeout(r, 1500)); // runs on whatever the caller does, as a real interpreter's cell
     cells.push(req.code);
     const raised = req.code.includes("raise");
     return {
@@ -206,6 +208,27 @@ describe("MCP endpoint with the SDK's client", async () => {
     const bad = await client.callTool({ name: "python", arguments: { code: 5 } });
     assert.equal(bad.isError, true);
     assert.match(parsed(bad).error, /code must be a string/);
+  });
+
+  test("POST /sessions whose client left while the session started: the session is closed, not left to its idle timeout", async () => {
+    await assert.rejects(fetch(new URL("/sessions", url), { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ language: "python", labels: { slow: "1" } }), signal: AbortSignal.timeout(100) }));
+    for (const t0 = Date.now(); ; await new Promise((r) => setTimeout(r, 20))) {
+      const id = [...sessions.cells.keys()].at(-1);
+      if (id && sessions.closed.has(id)) break;
+      assert.ok(Date.now() - t0 < 2000, "the session its client never learned of is still open");
+    }
+  });
+
+  test("a python call whose client leaves while its new session runs ends that session (its id never reached the caller)", async () => {
+    // Before: the session ran on and held a slot of ASSAY_SESSION_MAX until its idle timeout.
+    // a client that gives up and closes its connection (curl --max-time, a trainer's timeout)
+    const call = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "python", arguments: { code: "slow" } } };
+    await assert.rejects(fetch(url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify(call), signal: AbortSignal.timeout(300) }));
+    const id = [...sessions.cells.keys()].at(-1)!;
+    assert.deepEqual(sessions.cells.get(id), []);
+    for (const t0 = Date.now(); !sessions.closed.has(id); await new Promise((r) => setTimeout(r, 20))) {
+      assert.ok(Date.now() - t0 < 1000, "the cancelled call's session was not closed before its cell would have ended");
+    }
   });
 
   test("python_close ends the caller's session, so it stops holding a sandbox before its idle timeout", async () => {

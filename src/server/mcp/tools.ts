@@ -175,8 +175,19 @@ function pythonTool({ admit }: ToolDeps, sessions: () => Promise<SessionService>
             id = (await service.create({ language: "python", owner, signal })).id;
             created = true;
           }
-          const r = await service.exec(id, { code, owner, signal });
-          return answer(execAnswer(id, created, r), r.status !== "ok");
+          // A call that made its session and is then cancelled (or its client leaves) ends it:
+          // its id never reaches the caller, and it would run on and hold a slot of
+          // ASSAY_SESSION_MAX until its idle timeout.
+          const made = id;
+          const drop = () => void service.close(made, owner).catch(() => {});
+          if (created && signal?.aborted) drop();
+          else if (created) signal?.addEventListener("abort", drop, { once: true });
+          try {
+            const r = await service.exec(id, { code, owner, signal });
+            return answer(execAnswer(id, created, r), r.status !== "ok");
+          } finally {
+            signal?.removeEventListener("abort", drop);
+          }
         } catch (e) {
           return sessionRefusal(e);
         }

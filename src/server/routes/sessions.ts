@@ -52,8 +52,12 @@ export function sessionRoutes({ runtime, body: opening, admit }: RouteDeps): Rou
     const release = admit(1);
     try {
       const svc = await sessionService(runtime);
-      const info = await guarded(() => svc.create({ language: b.language, limits: b.limits, files: b.files, labels: b.labels, owner: owner(req), signal: clientGone(req, res) }));
-      res.status(201).json(info);
+      const gone = clientGone(req, res);
+      const info = await guarded(() => svc.create({ language: b.language, limits: b.limits, files: b.files, labels: b.labels, owner: owner(req), signal: gone }));
+      // a client that left while its session started never learns the id: the session would
+      // hold a slot of ASSAY_SESSION_MAX until its idle timeout
+      if (gone.aborted) await svc.close(info.id).catch(() => {});
+      else res.status(201).json(info);
     } finally {
       release();
     }
