@@ -8,12 +8,15 @@
   `/reward/batch` requests: a batch leaves when `max_batch` items are waiting or `batch_window_ms`
   after its first item arrived, whichever is first. Each awaiter gets its own item's result, in any
   order; an item the server calls invalid raises AssayError for its awaiter only, exactly as the
-  blocking client's `reward(item)` does, and its neighbours are scored as usual.
+  blocking client's `reward(item)` does, and its neighbours are scored as usual. An item JSON
+  cannot encode raises TypeError from its own await (it is encoded when queued).
 - Same null/mask semantics as `AssayClient`: `reward` is None where the server answered
   `reward: null` (the item could not be scored; trainers mask it).
 - 429, 503 (and 500/502/504, connection errors) are retried, waiting what `Retry-After` asks, but
   never past the call's deadline (`deadline=` seconds, default `timeout`): a wait that would end
-  after it raises AssayDeadlineError at once instead of sleeping.
+  after it raises AssayDeadlineError at once instead of sleeping. The wait for a free connection
+  slot counts against the deadline too. A batch answered 413 (over the server's body limit) is
+  halved and each half sent again; one item over it alone raises.
 - Cancellation really cancels: an await cancelled before its batch leaves is taken out of the
   batch; once every awaiter of a batch in flight is cancelled, its HTTP request is aborted (the
   server sees the connection close and stops scoring it).
@@ -44,9 +47,12 @@ from .client import (
     _chunks,
     _decode,
     _error_for,
+    _halves,
     _Replicas,
     _urls,
     encode_json,
+    own_result,
+    wire_item,
 )
 
 __all__ = ["AsyncAssay", "AssayDeadlineError"]
@@ -74,7 +80,8 @@ def invalid_error(result: Result) -> AssayError:
 
 @dataclass
 class _Pending:
-    item: Dict[str, Any]
+    item: Dict[str, Any]  # the caller's item
+    body: bytes  # as sent: its JSON (`wire_item`), encoded when queued so a bad item fails alone
     future: "asyncio.Future[Result]"
     deadline: float  # time.monotonic() by which its awaiter stops waiting
     batch: Optional[List["_Pending"]] = None  # set when its batch leaves
@@ -205,7 +212,7 @@ class AsyncAssay:
     async def _send(self, method: str, path: str, payload: Any, until: float) -> Any:
         aiohttp = _aiohttp()
         st = self._state()
-        body = None if payload is None else encode_json(payload)
+        body = payload if payload is None or isinstance(payload, bytes) else encode_json(payload)
         attempt = 0
         tried: List[int] = []
         while True:
@@ -217,13 +224,24 @@ class AsyncAssay:
             base = self._replicas.urls[i]
             retry_after = None
             try:
-                async with st.gate:
+                # The wait for a free slot counts against the deadline too: the request's own
+                # timeout starts only once it has one. (A free slot needs no wait_for and its task.)
+                if st.gate.locked():
+                    await asyncio.wait_for(st.gate.acquire(), left)
+                else:
+                    await st.gate.acquire()
+                try:
+                    left = until - time.monotonic()
+                    if left <= 0:
+                        raise asyncio.TimeoutError
                     self.requests[path] = self.requests.get(path, 0) + 1
                     async with st.session.request(method, base + path, data=body,
                                                   timeout=aiohttp.ClientTimeout(total=left)) as resp:
                         status = resp.status
                         data = await resp.read()
                         retry_after = resp.headers.get("Retry-After")
+                finally:
+                    st.gate.release()
             except asyncio.TimeoutError as e:
                 raise AssayDeadlineError(f"no answer from Assay at {base}{path} within the deadline; "
                                          "pass a longer deadline= or timeout=, or lower the load") from e
@@ -271,10 +289,13 @@ class AsyncAssay:
         if not self.micro_batch:
             if allow_invalid:
                 return (await self.score_batch([item], deadline=deadline))[0]
-            return await self._send("POST", "/reward", dict(item), until)
+            return own_result(item, await self._send("POST", "/reward", wire_item(item), until))
         st = self._state()
         loop = asyncio.get_running_loop()
-        p = _Pending(dict(item), loop.create_future(), until)
+        own = dict(item)
+        # Encoded now, not with its batch: an item that cannot be (an object JSON does not know)
+        # raises here, for its own caller, instead of failing every neighbour of its batch.
+        p = _Pending(own, encode_json(wire_item(own)), loop.create_future(), until)
         st.queue.append(p)
         if len(st.queue) >= self.max_batch:
             self._flush(st)
@@ -337,9 +358,9 @@ class AsyncAssay:
         if not live:
             return
         try:
-            body = await self._send("POST", "/reward/batch", {"items": [p.item for p in live]},
+            body = await self._send("POST", "/reward/batch", b'{"items":[' + b",".join(p.body for p in live) + b"]}",
                                     max(p.deadline for p in live))
-            results = _Base._check_results(live, body)
+            results = _Base._check_results([p.item for p in live], body)
         except asyncio.CancelledError:
             # Every awaiter gave up (nothing left to tell), or aclose() stopped the pool.
             for p in live:
@@ -356,7 +377,8 @@ class AsyncAssay:
             if e.status == 400 and len(live) == 1 and not live[0].future.done():
                 # What POST /reward answers for this one item, so its error names the field.
                 try:
-                    live[0].future.set_result(await self._send("POST", "/reward", live[0].item, live[0].deadline))
+                    live[0].future.set_result(own_result(live[0].item,
+                                                         await self._send("POST", "/reward", live[0].body, live[0].deadline)))
                 except AssayError as e1:
                     if not live[0].future.done():
                         live[0].future.set_exception(e1)
@@ -384,7 +406,14 @@ class AsyncAssay:
         until = self._deadline(deadline)
 
         async def one(chunk: Sequence[Item]) -> List[Result]:
-            return _Base._check_results(chunk, await self._send("POST", "/reward/batch", {"items": list(chunk)}, until))
+            try:
+                body = await self._send("POST", "/reward/batch", {"items": [wire_item(x) for x in chunk]}, until)
+            except AssayError as e:
+                if e.status == 413 and len(chunk) > 1:  # over the server's body limit: each half on its own
+                    a, b = await asyncio.gather(*(one(half) for half in _halves(chunk)))
+                    return a + b
+                raise
+            return _Base._check_results(chunk, body)
 
         parts = await asyncio.gather(*(one(c) for c in _chunks(items, self.chunk_size)))
         return [r for part in parts for r in part]

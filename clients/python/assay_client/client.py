@@ -4,7 +4,10 @@
 concurrently, retries a chunk on connection errors, 429 (honouring Retry-After) and 5xx with
 exponential backoff, and returns one reward per item in input order: a number, or None where
 the server answered `reward: null` (the item could not be scored; trainers mask it).
-`AsyncAssayClient` has the same methods as coroutines.
+`AsyncAssayClient` has the same methods as coroutines. A chunk answered 413 (over the server's body
+limit, ASSAY_MAX_BODY) is halved and each half sent again; one item over the limit alone raises.
+An integer id beyond +-(2**53 - 1) goes out as its decimal string (JavaScript cannot hold it
+exactly) and its result carries the caller's own integer back.
 
 Several servers (replicas behind no load balancer, or beside one): pass a list of URLs, or a
 comma-separated string (`ASSAY_URL=http://a:8787,http://b:8787`). Requests go round robin over the
@@ -19,10 +22,12 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
+import numbers
 import os
 import random
 import threading
 import time
+from collections import abc
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -50,6 +55,37 @@ def _plain(x: Any) -> Any:
 def encode_json(payload: Any) -> bytes:
     """The request body: JSON, with numpy values from dataset columns written as plain numbers/lists."""
     return json.dumps(payload, default=_plain).encode("utf-8")
+
+
+#: The largest integer the server (JavaScript) holds exactly. An int id beyond it would come back as
+#: another number, so it goes out as its decimal string (and the caller's int is put back in the result).
+MAX_SAFE_ID = 2 ** 53 - 1
+
+
+def wire_id(x: Any) -> Any:
+    """The id as sent: an integer id (numpy's too) beyond +-MAX_SAFE_ID as its decimal string."""
+    if isinstance(x, numbers.Integral) and not isinstance(x, bool) and abs(int(x)) > MAX_SAFE_ID:
+        return str(int(x))
+    return x
+
+
+def wire_item(item: "Item") -> Dict[str, Any]:
+    """The item as sent (a plain dict, its id through `wire_id`)."""
+    d = dict(item)
+    if "id" in d:
+        d["id"] = wire_id(d["id"])
+    return d
+
+
+def own_result(item: "Item", result: Any) -> Any:
+    """The server's result for `item` with the caller's own id back in it, where the id went out as
+    a string (`wire_id`) and came back as that string."""
+    if isinstance(item, abc.Mapping) and isinstance(result, dict) and "id" in item:
+        want = item["id"]
+        sent = wire_id(want)
+        if sent is not want and result.get("id") == sent:
+            result["id"] = want
+    return result
 
 
 class AssayError(Exception):
@@ -324,20 +360,38 @@ class _Base:
 
     @staticmethod
     def _check_results(chunk: Sequence[Item], body: Any) -> List[Result]:
+        """The results of a batch, checked against the caller's items: one per item, and each
+        carrying its item's id (compared as sent, `wire_id`; the caller's own id is put back)."""
         results = body.get("results") if isinstance(body, dict) else None
         if not isinstance(results, list) or len(results) != len(chunk):
             raise AssayError(f"Assay answered a batch of {len(chunk)} with {len(results) if isinstance(results, list) else 'no'} results")
         # Rewards are taken by position: an item that carries an id must get its own result back
         # there, or every reward of the batch could belong to another rollout.
         for k, (item, r) in enumerate(zip(chunk, results)):
-            want = item.get("id") if isinstance(item, dict) else None
+            want = wire_id(item.get("id")) if isinstance(item, abc.Mapping) else None
             if want is None:
                 continue
             got = r.get("id") if isinstance(r, dict) else None
+            if got is None and _invalid_id(r):
+                continue  # the server refused this id (it echoes none): the item fails alone, as invalid
             if got != want:
                 raise AssayError(f"Assay's result {k} of a batch of {len(chunk)} carries id {got!r}, not the item's "
                                  f"{want!r}: the results are not the items' in order, so none is used")
+            own_result(item, r)
         return results
+
+
+def _invalid_id(r: Any) -> bool:
+    """A result that says the item's id itself was refused (status invalid, details.field "id")."""
+    if not isinstance(r, dict) or r.get("status") != "invalid":
+        return False
+    details = r.get("details")
+    return isinstance(details, dict) and details.get("field") == "id"
+
+
+def _halves(chunk: Sequence[Item]) -> Tuple[Sequence[Item], Sequence[Item]]:
+    half = len(chunk) // 2
+    return chunk[:half], chunk[half:]
 
 
 class AssayClient(_Base):
@@ -370,7 +424,7 @@ class AssayClient(_Base):
     def score(self, item: Item) -> Result:
         """The full result for one item ({reward, status, reason, details, ...}).
         A malformed item raises AssayError naming the field."""
-        return self._send("POST", "/reward", dict(item))
+        return own_result(item, self._send("POST", "/reward", wire_item(item)))
 
     def reward(self, item: Item) -> Optional[float]:
         """The reward for one item, or None when the server could not score it."""
@@ -378,7 +432,15 @@ class AssayClient(_Base):
 
     # -- many items -------------------------------------------------------------------------
     def _score_chunk(self, chunk: Sequence[Item], until: Optional[float] = None) -> List[Result]:
-        return self._check_results(chunk, self._send("POST", "/reward/batch", {"items": [dict(x) for x in chunk]}, until))
+        try:
+            body = self._send("POST", "/reward/batch", {"items": [wire_item(x) for x in chunk]}, until)
+        except AssayError as e:
+            if e.status == 413 and len(chunk) > 1:
+                # Over the server's body limit (ASSAY_MAX_BODY, 8 MB by default): each half on its own.
+                first, second = _halves(chunk)
+                return self._score_chunk(first, until) + self._score_chunk(second, until)
+            raise
+        return self._check_results(chunk, body)
 
     def score_batch(self, items: Sequence[Item], *, deadline: Optional[float] = None) -> List[Result]:
         """Full results in input order. Chunks of `chunk_size` go out `concurrency` at a time,
@@ -468,7 +530,7 @@ class AsyncAssayClient(_Base):
             attempt += 1
 
     async def score(self, item: Item) -> Result:
-        return await self._send("POST", "/reward", dict(item))
+        return own_result(item, await self._send("POST", "/reward", wire_item(item)))
 
     async def reward(self, item: Item) -> Optional[float]:
         return (await self.score(item)).get("reward")
@@ -481,8 +543,14 @@ class AsyncAssayClient(_Base):
         until = self._until(deadline)
 
         async def one(chunk: Sequence[Item]) -> List[Result]:
-            async with gate:
-                body = await self._send("POST", "/reward/batch", {"items": [dict(x) for x in chunk]}, until)
+            try:
+                async with gate:
+                    body = await self._send("POST", "/reward/batch", {"items": [wire_item(x) for x in chunk]}, until)
+            except AssayError as e:
+                if e.status == 413 and len(chunk) > 1:  # over the server's body limit: each half on its own
+                    a, b = await asyncio.gather(*(one(half) for half in _halves(chunk)))
+                    return a + b
+                raise
             return self._check_results(chunk, body)
 
         parts = await asyncio.gather(*(one(c) for c in _chunks(items, self.chunk_size)))

@@ -184,7 +184,8 @@ class AssayReward:
         if self._async_client is None:
             c = self.client
             self._async_client = AsyncAssayClient(c.url, c.api_key, timeout=c.timeout, retry=c.retry,
-                                                  chunk_size=c.chunk_size, concurrency=c.concurrency)
+                                                  chunk_size=c.chunk_size, concurrency=c.concurrency,
+                                                  deadline=c.deadline)
         t0 = time.perf_counter()
         rewards = await self._async_client.reward_batch(items)
         return self._finish(items, rewards, time.perf_counter() - t0, kwargs)

@@ -96,14 +96,36 @@ def need_docker() -> None:
 Reply = Tuple[int, dict, Optional[bytes]]  # status, headers, body; status 0 = drop the connection
 
 
+#: The largest integer id the server accepts: JavaScript holds integers exactly up to 2**53 - 1.
+MAX_SAFE_ID = 2 ** 53 - 1
+
+
+def _fake_result(it: dict) -> dict:
+    """What the fake answers for one item: reward = len(response), null when `"null": true`; an id
+    the server's schema refuses (not a string or an integer, or an integer beyond +-MAX_SAFE_ID)
+    answers status "invalid" with details.field "id" and no id, as the server does."""
+    i = it.get("id")
+    if i is not None and (isinstance(i, bool) or not isinstance(i, (str, int)) or
+                          (isinstance(i, int) and abs(i) > MAX_SAFE_ID)):
+        return {"verifier": it.get("verifier"), "reward": None, "status": "invalid",
+                "reason": "items[].id must be a string or an integer within +-(2^53-1)",
+                "details": {"field": "id"}, "elapsed_ms": 0.0}
+    return {"id": i, "verifier": it.get("verifier"),
+            "reward": None if it.get("null") else float(len(it.get("response", ""))),
+            "status": "error" if it.get("null") else "ok", "reason": "fake",
+            "details": {}, "elapsed_ms": 0.1}
+
+
 class FakeAssay:
     """Answers POST /reward/batch from a script: each request takes the next planned reply, or,
     once the script is spent, echoes every item with reward = len(response) (and null when the
-    item says `"null": true`). Records each request and how many were in flight at once."""
+    item says `"null": true`). Records each request and how many were in flight at once.
+    `max_body` (bytes): a larger request body is answered 413, as the server's ASSAY_MAX_BODY."""
 
-    def __init__(self, script: Optional[List[Reply]] = None, delay: float = 0.0):
+    def __init__(self, script: Optional[List[Reply]] = None, delay: float = 0.0, max_body: Optional[int] = None):
         self.script = list(script or [])
         self.delay = delay
+        self.max_body = max_body
         self.requests: List[dict] = []
         self.lock = threading.Lock()
         self.inflight = 0
@@ -121,10 +143,17 @@ class FakeAssay:
 
             def do_POST(self):
                 length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                if fake.max_body is not None and length > fake.max_body:
+                    with fake.lock:
+                        fake.requests.append({"path": self.path, "body": None, "headers": dict(self.headers),
+                                              "at": time.monotonic(), "status": 413, "length": length})
+                    self._reply(413, {}, json.dumps({"error": f"request body is over the limit of {fake.max_body} bytes"}).encode())
+                    return
+                body = json.loads(raw or b"{}")
                 with fake.lock:
                     fake.requests.append({"path": self.path, "body": body, "headers": dict(self.headers),
-                                          "at": time.monotonic()})
+                                          "at": time.monotonic(), "status": None, "length": length})
                     planned = fake.script.pop(0) if fake.script else None
                     fake.inflight += 1
                     fake.max_inflight = max(fake.max_inflight, fake.inflight)
@@ -140,10 +169,7 @@ class FakeAssay:
                         self._reply(status, headers, data or b"")
                         return
                     items = body.get("items", [body])
-                    results = [{"id": it.get("id"), "verifier": it.get("verifier"),
-                                "reward": None if it.get("null") else float(len(it.get("response", ""))),
-                                "status": "error" if it.get("null") else "ok", "reason": "fake",
-                                "details": {}, "elapsed_ms": 0.1} for it in items]
+                    results = [_fake_result(it) for it in items]
                     out = {"results": results} if "items" in body else results[0]
                     self._reply(200, {}, json.dumps(out).encode())
                 finally:
@@ -174,8 +200,8 @@ class FakeAssay:
 def fake_assay() -> Callable[..., FakeAssay]:
     made: List[FakeAssay] = []
 
-    def make(script: Optional[List[Reply]] = None, delay: float = 0.0) -> FakeAssay:
-        f = FakeAssay(script, delay)
+    def make(script: Optional[List[Reply]] = None, delay: float = 0.0, max_body: Optional[int] = None) -> FakeAssay:
+        f = FakeAssay(script, delay, max_body)
         made.append(f)
         return f
 

@@ -322,3 +322,92 @@ def test_a_client_shared_across_asyncio_runs_leaves_no_unclosed_session(fake_ass
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.split() == ["2.0", "3.0"], out.stderr
     assert "Unclosed" not in out.stderr, out.stderr
+
+
+# ---- results checked against their items; ids; body limit; the gate and the deadline; bad items --
+
+def test_micro_batched_results_whose_ids_are_not_the_items_are_refused(fake_assay):
+    swapped = {"results": [{"id": "b", "reward": 1.0, "status": "ok"}, {"id": "a", "reward": 0.0, "status": "ok"}]}
+    fake = fake_assay([(200, {}, json.dumps(swapped).encode())])
+
+    async def main():
+        async with AsyncAssay(fake.url, batch_window_ms=50, retry=FAST) as a:
+            return await asyncio.gather(a.reward({"id": "a", "verifier": "v", "response": "x"}),
+                                        a.reward({"id": "b", "verifier": "v", "response": "y"}),
+                                        return_exceptions=True)
+
+    got = asyncio.run(main())
+    assert len(items_of(fake)) == 1
+    assert all(isinstance(e, AssayError) and "carries id 'b', not the item's 'a'" in str(e) for e in got), got
+
+
+def test_micro_batched_ids_the_server_refuses_fail_alone_and_big_ints_are_the_callers(fake_assay):
+    fake = fake_assay()
+    big = 2 ** 60
+
+    async def main():
+        async with AsyncAssay(fake.url, batch_window_ms=50, retry=FAST) as a:
+            singles = await asyncio.gather(a.score({"id": 1, "verifier": "v", "response": "a"}),
+                                           a.score({"id": [1], "verifier": "v", "response": "bb"}),
+                                           a.score({"id": big, "verifier": "v", "response": "ccc"}),
+                                           return_exceptions=True)
+            batch = await a.score_batch([{"id": big, "verifier": "v", "response": "dd"},
+                                         {"id": {"no": 1}, "verifier": "v", "response": "e"}])
+            return singles, batch
+
+    (one, bad, third), batch = asyncio.run(main())
+    assert one["id"] == 1 and one["reward"] == 1.0
+    assert isinstance(bad, AssayError) and bad.status == 400 and bad.field == "id"
+    assert third["id"] == big and third["reward"] == 3.0
+    assert batch[0]["id"] == big and batch[0]["reward"] == 2.0
+    assert batch[1]["status"] == "invalid" and batch[1]["details"]["field"] == "id"
+    assert fake.requests[0]["body"]["items"][2]["id"] == str(big)
+
+
+def test_explicit_batches_over_the_body_limit_are_halved(fake_assay):
+    fake = fake_assay(max_body=50_000)
+    items = [{"id": i, "verifier": "v", "response": "r" * 4_000} for i in range(40)]
+
+    async def main():
+        async with AsyncAssay(fake.url, retry=FAST) as a:
+            return await a.reward_batch(items)
+
+    assert asyncio.run(main()) == [4000.0] * 40
+    ok = [r for r in fake.requests if r["status"] is None]
+    assert sorted(it["id"] for r in ok for it in r["body"]["items"]) == list(range(40))  # each item once
+    assert all(r["length"] <= 50_000 for r in ok) and any(r["status"] == 413 for r in fake.requests)
+
+
+def test_waiting_for_a_connection_slot_counts_against_the_deadline(fake_assay):
+    fake = fake_assay(delay=1.5)
+
+    async def main():
+        async with AsyncAssay(fake.url, concurrency=1, retry=FAST) as a:
+            busy = asyncio.ensure_future(a.score_batch([{"verifier": "v", "response": "ab"}], deadline=10))
+            await asyncio.sleep(0.1)  # it holds the only slot now
+            t0 = time.monotonic()
+            with pytest.raises(AssayDeadlineError):
+                await a.score_batch([{"verifier": "v", "response": "x"}], deadline=0.3)
+            waited = time.monotonic() - t0
+            return waited, await busy
+
+    waited, first = asyncio.run(main())
+    assert waited < 1.0, waited  # not the 1.5 s the slot was busy, plus the 0.3 s
+    assert first[0]["reward"] == 2.0
+    assert len(fake.requests) == 1  # the late one was never sent
+
+
+def test_an_item_json_cannot_encode_fails_its_own_await_only(fake_assay):
+    fake = fake_assay()
+
+    async def main():
+        async with AsyncAssay(fake.url, batch_window_ms=50, retry=FAST) as a:
+            return await asyncio.gather(a.reward({"verifier": "v", "response": "ab"}),
+                                        a.reward({"verifier": "v", "response": "x", "options": {"k": object()}}),
+                                        a.reward({"verifier": "v", "response": "abc"}),
+                                        return_exceptions=True)
+
+    good, bad, also_good = asyncio.run(main())
+    assert (good, also_good) == (2.0, 3.0)
+    assert isinstance(bad, TypeError) and "not JSON serializable" in str(bad)
+    assert items_of(fake) == [["ab", "abc"]]

@@ -212,3 +212,105 @@ def test_a_slow_server_fails_a_blocking_call_at_its_deadline(fake_assay):
         return time.monotonic() - t
 
     assert asyncio.run(main()) < 2.0
+
+
+# ---- ids the server cannot hold, bodies over its limit, the TRL adapter's deadline ----------------
+
+BIG = 2 ** 60  # beyond 2**53: JavaScript would echo 1152921504606847000
+
+
+def test_an_id_the_server_refuses_fails_its_item_alone_and_big_int_ids_go_as_strings(fake_assay):
+    """The fake answers as the server does: an id it refuses (a list; an int beyond +-(2**53-1))
+    comes back invalid with details.field "id" and no id. That fails its own item, not the batch;
+    and an int id beyond 2**53 goes out as its decimal string and comes back as the caller's int."""
+    fake = fake_assay()
+    items = [{"id": 1, "verifier": "v", "response": "a"},
+             {"id": BIG, "verifier": "v", "response": "bb"},
+             {"id": [7], "verifier": "v", "response": "ccc"},
+             {"id": -BIG - 1, "verifier": "v", "response": "dddd"},
+             {"id": "s", "verifier": "v", "response": "eeeee"}]
+    results = AssayClient(fake.url, retry=FAST).score_batch(items)
+    assert [r.get("id") for r in results] == [1, BIG, None, -BIG - 1, "s"]
+    assert [r["reward"] for r in results] == [1.0, 2.0, None, 4.0, 5.0]
+    assert results[2]["status"] == "invalid" and results[2]["details"]["field"] == "id"
+    sent = fake.requests[0]["body"]["items"]
+    assert [it["id"] for it in sent] == [1, str(BIG), [7], str(-BIG - 1), "s"]
+    assert items[1]["id"] == BIG  # the caller's item is left as it was
+    # one item through /reward: the same
+    assert AssayClient(fake.url, retry=FAST).score({"id": BIG, "verifier": "v", "response": "xy"})["id"] == BIG
+
+    async def run():
+        async with AsyncAssayClient(fake.url, chunk_size=2, retry=FAST) as c:
+            return await c.score_batch(items), await c.score({"id": BIG, "verifier": "v", "response": "z"})
+
+    many, one = asyncio.run(run())
+    assert [r.get("id") for r in many] == [1, BIG, None, -BIG - 1, "s"] and one["id"] == BIG
+
+
+def test_big_int_ids_come_back_as_the_callers_from_the_live_server(assay_url):
+    item = {"id": BIG, "verifier": "exact", "response": "Paris", "reference": "paris"}
+    c = AssayClient(assay_url)
+    assert [(r["id"], r["reward"]) for r in c.score_batch([item, dict(item, id=BIG + 1)])] == [(BIG, 1), (BIG + 1, 1)]
+    assert c.score(item)["id"] == BIG
+
+
+def _big_items(n: int, size: int):
+    return [{"id": i, "verifier": "v", "response": chr(97 + i % 26) * size} for i in range(n)]
+
+
+def test_a_chunk_over_the_body_limit_is_halved_until_it_fits(fake_assay):
+    fake = fake_assay(max_body=50_000)
+    items = _big_items(40, 4_000)  # ~160 KB in one chunk; ~12 items fit under the limit
+    want = [4000.0] * 40
+    assert AssayClient(fake.url, retry=FAST).reward_batch(items) == want
+    ok = [r for r in fake.requests if r["status"] is None]
+    assert [it["id"] for r in ok for it in r["body"]["items"]] == list(range(40))  # each item once
+    assert all(r["length"] <= 50_000 for r in ok) and any(r["status"] == 413 for r in fake.requests)
+
+    async def run():
+        async with AsyncAssayClient(fake.url, chunk_size=30, retry=FAST) as c:
+            return await c.reward_batch(items)
+
+    assert asyncio.run(run()) == want
+    # a single item over the limit still raises, with the server's words
+    with pytest.raises(AssayError) as e:
+        AssayClient(fake.url, retry=FAST).reward_batch(_big_items(1, 60_000))
+    assert e.value.status == 413
+
+
+def test_trl_reward_over_the_live_servers_body_limit_is_split():
+    """AssayReward of completions whose batch is over ASSAY_MAX_BODY: scored, not HTTP 413."""
+    from assay_client.trl import AssayReward
+    from conftest import serve_assay
+
+    with serve_assay(ASSAY_MAX_BODY="64kb") as url:
+        f = AssayReward(verifier="exact", url=url)
+        completions = [("yes " * 1000) if i % 2 else ("no " * 1000) for i in range(64)]  # ~200 KB
+        assert f(prompts=["q"] * 64, completions=completions, reference=[("yes " * 1000)] * 64) == \
+            [float(i % 2) for i in range(64)]
+        with pytest.raises(AssayError) as e:
+            f.client.reward_batch([{"verifier": "exact", "response": "x" * 70_000, "reference": "x"}])
+        assert e.value.status == 413
+
+
+def test_trl_as_async_keeps_the_clients_deadline(fake_assay):
+    from assay_client.trl import AssayReward
+
+    fake = fake_assay(delay=3.0)
+    f = AssayReward(verifier="v", client=AssayClient(fake.url, retry=FAST, deadline=0.5)).as_async()
+    t0 = time.monotonic()
+    with pytest.raises(AssayError, match="deadline"):
+        asyncio.run(f(prompts=["q"], completions=["a"]))
+    assert time.monotonic() - t0 < 2.0
+
+
+def test_ids_of_items_that_are_mappings_but_not_dicts_are_checked_too(fake_assay):
+    from types import MappingProxyType
+
+    swapped = {"results": [{"id": "b", "reward": 1.0, "status": "ok"}, {"id": "a", "reward": 0.0, "status": "ok"}]}
+    fake = fake_assay([(200, {}, json.dumps(swapped).encode())])
+    items = [MappingProxyType({"id": "a", "verifier": "v", "response": "x"}),
+             MappingProxyType({"id": "b", "verifier": "v", "response": "y"})]
+    with pytest.raises(AssayError, match="carries id 'b', not the item's 'a'"):
+        AssayClient(fake.url, retry=FAST).reward_batch(items)
+    assert AssayClient(fake.url, retry=FAST).reward_batch(items) == [1.0, 1.0]  # echoed: used
