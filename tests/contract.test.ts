@@ -131,6 +131,18 @@ describe("POST /reward/batch", () => {
     assert.match(r[1].reason, /response/);
   });
 
+  test("an integer id beyond 2^53 - 1 is invalid, naming id, not echoed back as another number", async () => {
+    // Before: 2^60 + 1 came back as 1152921504606847000, so a client matching results by id
+    // (or a trainer joining on it) saw another rollout's number.
+    const { app } = await testApp();
+    const body = `{"items":[{"id":1152921504606846977,"verifier":"exact","response":"a","reference":"a"},{"id":9007199254740991,"verifier":"exact","response":"a","reference":"a"},{"id":"1152921504606846977","verifier":"exact","response":"a","reference":"a"}]}`;
+    const res = await request(app).post("/reward/batch").set("content-type", "application/json").send(body).expect(200);
+    const r = res.body.results;
+    assert.deepEqual([r[0].status, r[0].details.field, r[0].id], ["invalid", "id", undefined]);
+    assert.deepEqual([r[1].status, r[1].id], ["ok", 9007199254740991]);
+    assert.deepEqual([r[2].status, r[2].id], ["ok", "1152921504606846977"], "as a string it is echoed exactly");
+  });
+
   test("items are scored concurrently, up to the configured limit", async () => {
     const { app } = await testApp({ ASSAY_BATCH_CONCURRENCY: "8" });
     const items = Array.from({ length: 8 }, () => ({ verifier: "test-sleep", response: "", options: { ms: 200 } }));

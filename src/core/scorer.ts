@@ -555,8 +555,9 @@ function budgetOf(verifier: AnyVerifier, item: VerifyItem): number {
   }
 }
 
+/** The id to echo: a string, null, or a number that is the integer it was sent as (beyond 2^53 it was rounded on parsing). */
 function validId(id: unknown): string | number | null | undefined {
-  return typeof id === "string" || typeof id === "number" || id === null ? id : undefined;
+  return typeof id === "string" || id === null || (typeof id === "number" && (!Number.isInteger(id) || Number.isSafeInteger(id))) ? id : undefined;
 }
 
 function finish(
