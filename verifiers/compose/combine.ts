@@ -155,8 +155,13 @@ export async function scoreCombination(
     return { reward: null, reason: "every part that counts was an optional part that failed; nothing to aggregate", details: detailsOf(opts, results) };
   }
   const reward = aggregate(opts.aggregate, counted.map((r) => ({ reward: r.reward as number, weight: r.weight })));
-  if (!Number.isFinite(reward)) throw new InvalidItemError(`${where}: aggregate ${opts.aggregate} is not a finite number (weights sum to 0?)`, "reference");
   const left = results.filter((r) => r.status === "error").length;
+  if (!Number.isFinite(reward)) {
+    // With every part scored, weights that sum to 0 are the combination's own mistake; when an
+    // optional part's failure (our machinery) left the rest summing to 0, the item is unscored
+    if (left) return { reward: null, reason: `${opts.aggregate} of what is left after ${left} optional part${left === 1 ? "" : "s"} failed is not a finite number (the rest's weights sum to 0)`, details: detailsOf(opts, results) };
+    throw new InvalidItemError(`${where}: aggregate ${opts.aggregate} is not a finite number (weights sum to 0?)`, "reference");
+  }
   const reason = `${opts.aggregate} of ${counted.length} part${counted.length === 1 ? "" : "s"}${left ? ` (${left} optional part${left === 1 ? "" : "s"} failed and left out)` : ""}: ${counted.map((r) => `${r.name}=${round(r.reward as number)}`).join(", ")}`;
   return { reward, reason, details: detailsOf(opts, results) };
 }

@@ -68,6 +68,16 @@ describe("parts get the deadline they would get alone", () => {
   });
 });
 
+describe("combine: mean whose optional part failed", () => {
+  test("the rest's weights summing to 0 is null (our failure), not invalid", async () => {
+    const r = await score({ verifier: "combine", reference: [failing({ optional: true, weight: 1 }), c(1, { weight: 1 }), c(0, { weight: -1 })], options: { aggregate: "mean" } });
+    assert.equal(r.status, "error", r.reason);
+    assert.equal(r.reward, null);
+    const own = await score({ verifier: "combine", reference: [c(1, { weight: 1 }), c(0, { weight: -1 })], options: { aggregate: "mean" } });
+    assert.equal(own.status, "invalid", "with every part scored, it is the combination's mistake");
+  });
+});
+
 describe("combine: a gate part outside aggregate gate", () => {
   test("is invalid, naming the part, not summed as an ordinary part", async () => {
     // Before: `gate: true` was read only under aggregate "gate"; with the default "sum" this scored 1.
