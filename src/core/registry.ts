@@ -123,6 +123,24 @@ export class Registry {
     return { verifier: entry.verifier, item: { id: item.id, verifier: item.verifier, prompt: item.prompt, response: item.response, reference, options } };
   }
 
+  /** Why `options` do not fit verifier `name`'s declared options (nulls meaning "the default", as in resolve), or undefined. */
+  optionsProblem(name: string, options: unknown): string | undefined {
+    const entry = this.entries.get(name) ?? this.namespaceOf(name);
+    if (!entry || options === undefined) return undefined;
+    if (!options || typeof options !== "object" || Array.isArray(options)) return "options must be an object";
+    const o: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(options)) if (v !== null || entry.nullMeans.has(k)) o[k] = v;
+    return entry.validateOptions(o) ? undefined : describeErrors(entry.validateOptions.errors, "options");
+  }
+
+  /**
+   * Why `content`, stored under the namespace verifier `namespace` as `name` (a preset), could
+   * never score an item (the verifier's checkStored), or undefined.
+   */
+  storedProblem(namespace: string, name: string, content: unknown): { field: string; message: string } | undefined {
+    return this.entries.get(namespace)?.verifier.checkStored?.(name, content, this);
+  }
+
   /**
    * Why `name` names no verifier here ("unknown verifier "mathh"; did you mean math? known: …"),
    * or undefined when it names one (a `ns:rest` name of a namespace verifier included).

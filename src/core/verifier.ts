@@ -111,11 +111,27 @@ export interface Verifier<R extends TSchema = TSchema, O extends TObject = TObje
    */
   partsOf?(reference: unknown): readonly unknown[];
   /**
+   * Optional, for namespace verifiers whose definitions are stored (preset:<name>): why the
+   * definition `content` stored as `name` could never score an item (its field and a reason), or
+   * undefined. The store's routes ask it before saving, so a typo is a 400 at save, not every
+   * item of a run coming back invalid. `known` answers why a verifier name names nothing here,
+   * and why options do not fit a named verifier.
+   */
+  checkStored?(name: string, content: unknown, known: KnownVerifiers): { field: string; message: string } | undefined;
+  /**
    * Scores one checked item. An `async` function is the usual form; a verifier that can answer
    * without waiting may return the Outcome itself (exact on a short answer), which the scorer
    * uses at once, without a promise or a deadline entry for the item.
    */
   verify(item: VerifyItem<Static<R>, Static<O>>, ctx: VerifyContext): Outcome | Promise<Outcome>;
+}
+
+/** What a verifier may ask of the registry about other verifiers (checkStored). */
+export interface KnownVerifiers {
+  /** Why `name` names no verifier here, or undefined when it names one. */
+  unknownVerifier(name: string): string | undefined;
+  /** Why `options` do not fit verifier `name`'s options, or undefined when they do (or it names none). */
+  optionsProblem(name: string, options: unknown): string | undefined;
 }
 
 /** Identity at run time; at compile time it infers `verify`'s item type from the declarations. */

@@ -63,6 +63,21 @@ function labelOf(p: PartSpec, i: number): string {
   return `part ${i} (${p.name ?? p.verifier})`;
 }
 
+/**
+ * Why these parts and options cannot be combined, or undefined: `gate: true` means something only
+ * under aggregate "gate" (elsewhere the part would be summed like any other and the gate silently
+ * ignored: a misconfigured reward, trained on for a run), and a gate needs a part that is not one.
+ * Checked on every item and when a preset is saved.
+ */
+export function combinationProblem(parts: PartSpec[], opts: CombineOpts): string | undefined {
+  if (opts.aggregate !== "gate") {
+    const stray = parts.findIndex((p) => p.gate);
+    return stray < 0 ? undefined : `${labelOf(parts[stray], stray)} has gate: true, but aggregate is "${opts.aggregate}"; set options.aggregate to "gate", or drop gate`;
+  }
+  const gates = parts.filter((p) => p.gate).length || 1;
+  return gates === parts.length ? `aggregate "gate" needs at least one part that is not a gate` : undefined;
+}
+
 /** Scores parts and aggregates them; shared by combine and presets. */
 export async function scoreCombination(
   parts: PartSpec[],
@@ -98,15 +113,12 @@ export async function scoreCombination(
     });
   };
 
-  // `gate: true` means something only under aggregate "gate": elsewhere the part would be summed
-  // like any other and the gate silently ignored (a misconfigured reward, trained on for a run)
-  const stray = opts.aggregate === "gate" ? -1 : parts.findIndex((p) => p.gate);
-  if (stray >= 0) throw new InvalidItemError(`${where}: ${labelOf(parts[stray], stray)} has gate: true, but aggregate is "${opts.aggregate}"; set options.aggregate to "gate", or drop gate`, "reference");
+  const problem = combinationProblem(parts, opts);
+  if (problem) throw new InvalidItemError(`${where}: ${problem}`, "reference");
   let gates: number[] = [];
   if (opts.aggregate === "gate") {
     gates = parts.flatMap((p, i) => (p.gate ? [i] : []));
     if (gates.length === 0) gates = [0];
-    if (gates.length === parts.length) throw new InvalidItemError(`${where}: aggregate "gate" needs at least one part that is not a gate`, "reference");
   }
   const results: PartOutcome[] = new Array(parts.length);
   let gateFailed: string | null = null;

@@ -56,19 +56,36 @@ test("presets round-trip and version; items call preset:<name> and pin @<version
   }
 });
 
-test("a preset with a bad part is invalid when scored, naming the preset and part; a self-including preset is invalid", async () => {
+test("a preset that could never score is refused at save (400 naming the field); one stored anyway is invalid when scored", async () => {
   const { app, runtime } = await testApp();
   try {
-    await request(app).post("/presets").send({ name: "bad", parts: [{ verifier: "exact", wieght: 2 }] }).expect(201);
+    // Before: each of these was saved (201), and every item that used it came back invalid.
+    const refused = async (body: object, field: RegExp, reason: RegExp) => {
+      const res = await request(app).post("/presets").send(body).expect(400);
+      assert.match(res.body.field, field, JSON.stringify(res.body));
+      assert.match(res.body.error, reason);
+    };
+    await refused({ name: "p1", parts: [{ verifier: "exact" }], options: { agregate: "gate" } }, /^options/, /options/);
+    await refused({ name: "p2", parts: [{ verifier: "nope" }] }, /^parts\/0\/verifier$/, /unknown verifier "nope"/);
+    await refused({ name: "p3", parts: [{ verifier: "exact", options: { extarct: "x" } }] }, /^parts\/0\/options$/, /exact/);
+    await refused({ name: "p4", parts: [{ verifier: "exact", gate: true }, { verifier: "exact" }] }, /^parts$/, /gate: true, but aggregate is "sum"/);
+    await refused({ name: "p5", parts: [{ verifier: "exact", gate: true }], options: { aggregate: "gate" } }, /^parts$/, /not a gate/);
+    await refused({ name: "p6", parts: [{ verifier: "preset:p6" }] }, /^parts\/0\/verifier$/, /cannot include itself/);
+    await refused({ name: "p7", parts: [{ verifier: "exact", wieght: 2 }] }, /^parts/, /parts/);
+    await request(app).post("/presets").send({ name: "x", parts: [] }).expect(400);
+    await request(app).post("/presets").send({ name: "Upper", parts: [{ verifier: "exact" }] }).expect(400);
+    await request(app).post("/presets").send({ name: "fine", parts: [{ verifier: "exact", options: { normalize: null } }, { verifier: "preset:r1-math" }] }).expect(201);
+
+    // stored without the check (an older server, a store import): still invalid when scored, naming the preset and part
+    const presets = (await runtime.services.store()).presets;
+    await presets.save("bad", { parts: [{ verifier: "exact", wieght: 2 }] } as never);
     let r = await runtime.scorer.score({ verifier: "preset:bad", response: "x", reference: "x" });
     assert.equal(r.status, "invalid");
     assert.match(r.reason, /preset bad version 1: parts/);
-    await request(app).post("/presets").send({ name: "loop", parts: [{ verifier: "preset:loop" }] }).expect(201);
+    await presets.save("loop", { parts: [{ verifier: "preset:loop" }] } as never);
     r = await runtime.scorer.score({ verifier: "preset:loop", response: "x", reference: "x" });
     assert.equal(r.status, "invalid");
     assert.match(r.reason, /deeper than 3/);
-    await request(app).post("/presets").send({ name: "x", parts: [] }).expect(400);
-    await request(app).post("/presets").send({ name: "Upper", parts: [{ verifier: "exact" }] }).expect(400);
   } finally {
     await runtime.close();
   }

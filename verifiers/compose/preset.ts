@@ -9,7 +9,35 @@ import { InvalidItemError, MachineryError } from "../../src/core/types.js";
 import { defineVerifier } from "../../src/core/verifier.js";
 import { storedName } from "../../src/core/stored-name.js";
 import { NotFound } from "../../src/store/index.js";
-import { CombineOptions, Parts, scoreCombination, type CombineOpts } from "./combine.js";
+import { CombineOptions, Parts, combinationProblem, scoreCombination, type CombineOpts } from "./combine.js";
+import type { KnownVerifiers } from "../../src/core/verifier.js";
+
+/**
+ * Why a preset's content ({parts, options}) could never score an item, or undefined: its parts
+ * and options against combine's declarations, each part's verifier (known here, not the preset
+ * itself) and its options (against that verifier's), and the gate rules.
+ */
+export function presetProblem(name: string, content: unknown, known: KnownVerifiers): { field: string; message: string } | undefined {
+  const c = (content ?? {}) as { parts?: unknown; options?: unknown };
+  if (!Value.Check(Parts, c.parts)) {
+    const e = [...Value.Errors(Parts, c.parts)][0];
+    return { field: "parts", message: `parts${e?.path ?? ""} ${e?.message ?? "do not match the combine verifier's declaration"}` };
+  }
+  const opts = Value.Default(CombineOptions, { ...((c.options as object) ?? {}) }) as CombineOpts;
+  if (!Value.Check(CombineOptions, opts)) {
+    const e = [...Value.Errors(CombineOptions, opts)][0];
+    return { field: "options", message: `options${e?.path ?? ""} ${e?.message ?? "do not match the combine verifier's options"}` };
+  }
+  for (const [i, p] of c.parts.entries()) {
+    if (p.verifier.startsWith("preset:") && storedName(p.verifier).name === name) return { field: `parts/${i}/verifier`, message: `parts/${i}: the preset ${name} cannot include itself` };
+    const unknown = known.unknownVerifier(p.verifier);
+    if (unknown) return { field: `parts/${i}/verifier`, message: `parts/${i}: ${unknown}` };
+    const bad = known.optionsProblem(p.verifier, p.options);
+    if (bad) return { field: `parts/${i}/options`, message: `parts/${i} (${p.verifier}): ${bad}` };
+  }
+  const problem = combinationProblem(c.parts, opts);
+  return problem ? { field: "parts", message: problem } : undefined;
+}
 
 export const preset = defineVerifier({
   name: "preset",
@@ -17,6 +45,7 @@ export const preset = defineVerifier({
   description: "A stored reward preset, called as preset:<name> or preset:<name>@<version>; the reference goes to parts that give none.",
   reference: Type.Unknown({ description: "shared reference for the preset's parts" }),
   options: Type.Object({}, { additionalProperties: false }),
+  checkStored: presetProblem,
   async verify(item, ctx) {
     const { name, version } = storedName(item.verifier);
     let stored;

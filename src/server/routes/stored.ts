@@ -70,6 +70,9 @@ export function storedRoutes({ runtime, body }: RouteDeps): Router {
 
   r.post("/presets", body("PresetInput"), async (req, res) => {
     const { name, ...content } = req.body as Wire["PresetInput"];
+    // checked by the verifier that scores presets, so a typo is a 400 now, not a run of invalid items
+    const problem = runtime.registry.storedProblem("preset", name, content);
+    if (problem) throw new HttpError(400, `request ${problem.message}`, problem.field);
     const s = (await store()).presets;
     const { doc, created } = await mapped(() => s.save(name, content), "/presets");
     res.status(created ? 201 : 200).json(doc);
