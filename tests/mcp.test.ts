@@ -354,3 +354,27 @@ describe("MCP python tool with the real session service", async () => {
     }
   });
 });
+
+describe("MCP and /sessions with no sandbox for sessions (ASSAY_SANDBOX=none)", async () => {
+  const { app, runtime } = await testApp({}, []);
+  const { url, server } = await listen(app);
+  after(async () => {
+    server.closeAllConnections();
+    server.close();
+    await runtime.close();
+  });
+
+  test("python answers a tool error saying what to set, not a JSON-RPC internal error; POST /sessions is 503", async () => {
+    // Before: the service's start-up failure was rethrown: JSON-RPC -32603 on MCP, and a 500 on /sessions.
+    const c = await connect(url);
+    try {
+      const r = await c.callTool({ name: "python", arguments: { code: "1" } });
+      assert.equal(r.isError, true);
+      assert.match(JSON.stringify(r.content), /need a sandbox/);
+    } finally {
+      await c.close();
+    }
+    const res = await request(app).post("/sessions").send({ language: "python" }).expect(503);
+    assert.match(res.body.error, /ASSAY_SANDBOX/);
+  });
+});

@@ -16,6 +16,7 @@ import {
   SessionBusyError,
   SessionNotFoundError,
   SessionRequestError,
+  SessionUnavailableError,
   type CreateSessionRequest,
   type ExecRequest,
   type ExecResult,
@@ -324,7 +325,7 @@ export class Sessions implements SessionService {
 export async function openSessions(config: import("../core/config.js").Config): Promise<Sessions> {
   const c = config.sessions;
   const sb = config.sandbox;
-  if (sb.backend === "none") throw new Error("code-interpreter sessions need a sandbox, and ASSAY_SANDBOX=none; set ASSAY_SANDBOX=auto, docker or bwrap");
+  if (sb.backend === "none") throw new SessionUnavailableError("code-interpreter sessions need a sandbox, and ASSAY_SANDBOX=none; set ASSAY_SANDBOX=auto, docker or bwrap");
   const reasons: string[] = [];
   let boxes: BoxBackend | null = null;
   if (sb.backend === "auto" || sb.backend === "docker") {
@@ -344,7 +345,7 @@ export async function openSessions(config: import("../core/config.js").Config): 
       await b.close();
     } else boxes = b;
   }
-  if (!boxes) throw new Error(`code-interpreter sessions cannot run here: ${reasons.join("; ")}`);
+  if (!boxes) throw new SessionUnavailableError(`code-interpreter sessions cannot run here: ${reasons.join("; ")}`);
   (boxes as { fill?: () => void }).fill?.();
   const cap = c.maxLifetimeS * 1000;
   return new Sessions(boxes, {

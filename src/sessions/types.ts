@@ -180,3 +180,7 @@ export class SessionBusyError extends Error {
 export class SessionRequestError extends Error {
   readonly code = "session_request";
 }
+/** No sandbox here can run sessions (ASSAY_SANDBOX=none, no Docker engine and no bwrap): what to set. HTTP 503. */
+export class SessionUnavailableError extends Error {
+  readonly code = "session_unavailable";
+}

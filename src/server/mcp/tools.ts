@@ -249,7 +249,7 @@ function sessionRefusal(e: unknown): ToolAnswer {
     const retry = (e as { retryAfterS?: number }).retryAfterS;
     return refusal(`${message}; wait for the session's running call to end, or retry later`, retry ? { retry_after_s: retry } : {});
   }
-  if (code === "session_request") return refusal(message);
+  if (code === "session_request" || code === "session_unavailable") return refusal(message);
   return asRefusal(e);
 }
 

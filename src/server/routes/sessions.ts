@@ -9,7 +9,7 @@ import { Router, type Request } from "express";
 import type { Wire } from "../../core/types.js";
 import { HttpError } from "../errors.js";
 import { clientGone, type RouteDeps } from "../http.js";
-import { SessionBusyError, SessionNotFoundError, SessionRequestError, type SessionService } from "../../sessions/types.js";
+import { SessionBusyError, SessionNotFoundError, SessionRequestError, SessionUnavailableError, type SessionService } from "../../sessions/types.js";
 import type { Runtime } from "../../core/runtime.js";
 import { callerOf } from "../auth.js";
 
@@ -26,6 +26,7 @@ export async function sessionService(runtime: Runtime): Promise<SessionService> 
 export function sessionHttpError(e: unknown, retryAfterS: number): unknown {
   if (e instanceof SessionNotFoundError) return new HttpError(404, e.message, "id");
   if (e instanceof SessionRequestError) return new HttpError(400, e.message);
+  if (e instanceof SessionUnavailableError) return new HttpError(503, e.message);
   if (e instanceof SessionBusyError) {
     if (e.message.includes("running another exec")) return new HttpError(409, e.message);
     return new HttpError(429, e.message, undefined, { "Retry-After": String(Math.max(1, e.retryAfterS ?? retryAfterS)) });
