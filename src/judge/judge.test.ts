@@ -7,6 +7,7 @@ import { Delimiter } from "./material.js";
 import { verdictCandidates, verdictOf as verdictIn, MAX_REPLY_CHARS, MAX_REPAIR_CHARS } from "./parse.js";
 import { openStore, type Store } from "../store/index.js";
 import { startJudgeFixture, type JudgeFixture } from "../../tests/fixtures/judge-server.js";
+import { startQuotingJudge } from "../../tests/fixtures/quoting-judge.js";
 
 let fx: JudgeFixture;
 let store: Store;
@@ -325,53 +326,6 @@ test("jsonrepair, whose time grows faster than its input, is given at most MAX_R
   assert.ok(performance.now() - t0 < 100, `${performance.now() - t0} ms`);
   assert.ok(MAX_REPAIR_CHARS <= 16 * 1024);
 });
-
-/**
- * A judge on loopback that answers in the form asked (json_schema content, or a tool call) and
- * quotes the response in its reasoning, as real judges do: `The response says: …`, JSON-escaped.
- * The response meets the criterion when it has "paris" and no "lyon". By model name: `refuse`
- * (OpenAI's refusal message), `filter400` (Azure's HTTP 400, code content_filter), `filterstop`
- * (finish_reason content_filter), each when the response holds FORBIDDEN.
- */
-async function startQuotingJudge() {
-  const { createServer } = await import("node:http");
-  const calls = new Map<string, number>();
-  const srv = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const body = JSON.parse(Buffer.concat(chunks).toString());
-    calls.set(body.model, (calls.get(body.model) ?? 0) + 1);
-    const nonce = /<<<RESPONSE-([0-9a-f]+)>>>/.exec(body.messages[0].content)![1];
-    const user = body.messages.filter((m: { role: string }) => m.role === "user").map((m: { content: string }) => m.content).join("\n");
-    const open = `<<<RESPONSE-${nonce}>>>`;
-    const resp = user.slice(user.indexOf(open) + open.length, user.indexOf(`<<<END-RESPONSE-${nonce}>>>`)).trim();
-    const send = (status: number, b: unknown) => {
-      res.writeHead(status, { "content-type": "application/json" });
-      res.end(JSON.stringify(b));
-    };
-    const forbidden = resp.includes("FORBIDDEN");
-    if (body.model === "filter400" && forbidden) {
-      return send(400, { error: { message: "The response was filtered due to the prompt triggering content management policy.", type: null, param: "prompt", code: "content_filter", status: 400 } });
-    }
-    const met = /paris/i.test(resp) && !/lyon/i.test(resp);
-    const schema = body.response_format?.json_schema?.schema ?? body.tools?.[0]?.function.parameters;
-    const verdict = schema?.properties?.score ? { reasoning: `The response says: ${resp}`, score: met ? 10 : 0 } : { reasoning: `The response says: ${resp}. So: ${met}.`, satisfied: met };
-    let message: Record<string, unknown> = { role: "assistant", content: JSON.stringify(verdict) };
-    let finish = "stop";
-    if (body.tools) {
-      message = { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: body.tools[0].function.name, arguments: message.content } }] };
-      finish = "tool_calls";
-    }
-    if (body.model === "refuse" && forbidden) message = { role: "assistant", content: null, refusal: "I'm sorry, I can't assist with that." };
-    if (body.model === "filterstop" && forbidden) {
-      message = { role: "assistant", content: "" };
-      finish = "content_filter";
-    }
-    send(200, { id: "x", object: "chat.completion", created: 0, model: body.model, choices: [{ index: 0, message, finish_reason: finish }], usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 } });
-  });
-  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", () => r()));
-  return { url: `http://127.0.0.1:${(srv.address() as import("node:net").AddressInfo).port}/v1`, calls, close: () => new Promise<void>((r) => { srv.closeAllConnections(); srv.close(() => r()); }) };
-}
 
 test("a structured reply is read whole: its reasoning may quote <think>, </think>{…}, a marker, or run past 64 KiB", () => {
   const d = new Delimiter();

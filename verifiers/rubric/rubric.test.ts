@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import request from "supertest";
 import { testApp, fastestCpu } from "../../tests/helpers.js";
 import { startJudgeFixture, type JudgeFixture } from "../../tests/fixtures/judge-server.js";
+import { startQuotingJudge } from "../../tests/fixtures/quoting-judge.js";
 import { weightedReward, majority, median } from "./aggregate.js";
 import { criterionQuestion, holisticQuestion } from "./prompt.js";
 import * as promptModule from "./prompt.js";
@@ -270,55 +271,6 @@ test("/metrics shows the judge's token counts", async () => {
   assert.match(res.text, /assay_judge_tokens_total\{model="fx",kind="input"\} \d+/);
   assert.match(res.text, /assay_judge_cache_total\{result="hit"\}/);
 });
-
-/**
- * A judge on loopback that answers in the form asked (json_schema content, or a tool call) and
- * quotes the response in its reasoning, JSON-escaped, as real judges do. The response meets a
- * criterion when it has "paris" and no "lyon" (holistic: 10 or 0). By model name: `refuse`
- * (OpenAI's refusal message), `filter400` (Azure's HTTP 400, code content_filter), `filterstop`
- * (finish_reason content_filter), each when the response holds FORBIDDEN. A criterion that
- * names "outage" gets 503s (the judge is down for it).
- */
-async function startQuotingJudge() {
-  const { createServer } = await import("node:http");
-  const calls = new Map<string, number>();
-  const srv = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const body = JSON.parse(Buffer.concat(chunks).toString());
-    calls.set(body.model, (calls.get(body.model) ?? 0) + 1);
-    const nonce = /<<<RESPONSE-([0-9a-f]+)>>>/.exec(body.messages[0].content)![1];
-    const user = body.messages.filter((m: { role: string }) => m.role === "user").map((m: { content: string }) => m.content).join("\n");
-    const open = `<<<RESPONSE-${nonce}>>>`;
-    const resp = user.slice(user.indexOf(open) + open.length, user.indexOf(`<<<END-RESPONSE-${nonce}>>>`)).trim();
-    const send = (status: number, b: unknown) => {
-      res.writeHead(status, { "content-type": "application/json" });
-      res.end(JSON.stringify(b));
-    };
-    const forbidden = resp.includes("FORBIDDEN");
-    if (body.model === "filter400" && forbidden) {
-      return send(400, { error: { message: "The response was filtered due to the prompt triggering content management policy.", type: null, param: "prompt", code: "content_filter", status: 400 } });
-    }
-    const schema = body.response_format?.json_schema?.schema ?? body.tools?.[0]?.function.parameters;
-    if (!schema?.properties?.score && user.includes('"outage"')) return send(503, { error: { message: "down for this criterion" } });
-    const met = /paris/i.test(resp) && !/lyon/i.test(resp);
-    const verdict = schema?.properties?.score ? { reasoning: `The response says: ${resp}`, score: met ? 10 : 0 } : { reasoning: `The response says: ${resp}. So: ${met}.`, satisfied: met };
-    let message: Record<string, unknown> = { role: "assistant", content: JSON.stringify(verdict) };
-    let finish = "stop";
-    if (body.tools) {
-      message = { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: body.tools[0].function.name, arguments: message.content } }] };
-      finish = "tool_calls";
-    }
-    if (body.model === "refuse" && forbidden) message = { role: "assistant", content: null, refusal: "I'm sorry, I can't assist with that." };
-    if (body.model === "filterstop" && forbidden) {
-      message = { role: "assistant", content: "" };
-      finish = "content_filter";
-    }
-    send(200, { id: "x", object: "chat.completion", created: 0, model: body.model, choices: [{ index: 0, message, finish_reason: finish }], usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 } });
-  });
-  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", () => r()));
-  return { url: `http://127.0.0.1:${(srv.address() as import("node:net").AddressInfo).port}/v1`, calls, close: () => new Promise<void>((r) => { srv.closeAllConnections(); srv.close(() => r()); }) };
-}
 
 describe("a judge that quotes the response in its structured reply is scored by its own verdict", () => {
   const ONE = { criteria: [{ id: "paris", description: 'Names "Paris" as the capital.', weight: 1 }] };
