@@ -47,7 +47,7 @@ from .client import (
     _chunks,
     _decode,
     _error_for,
-    _halves,
+    _score_halving,
     _Replicas,
     _urls,
     encode_json,
@@ -405,17 +405,10 @@ class AsyncAssay:
             return []
         until = self._deadline(deadline)
 
-        async def one(chunk: Sequence[Item]) -> List[Result]:
-            try:
-                body = await self._send("POST", "/reward/batch", {"items": [wire_item(x) for x in chunk]}, until)
-            except AssayError as e:
-                if e.status == 413 and len(chunk) > 1:  # over the server's body limit: each half on its own
-                    a, b = await asyncio.gather(*(one(half) for half in _halves(chunk)))
-                    return a + b
-                raise
-            return _Base._check_results(chunk, body)
+        async def send(chunk: Sequence[Item]) -> Any:
+            return await self._send("POST", "/reward/batch", {"items": [wire_item(x) for x in chunk]}, until)
 
-        parts = await asyncio.gather(*(one(c) for c in _chunks(items, self.chunk_size)))
+        parts = await asyncio.gather(*(_score_halving(send, c) for c in _chunks(items, self.chunk_size)))
         return [r for part in parts for r in part]
 
     async def reward_batch(self, items: Sequence[Item], *, deadline: Optional[float] = None) -> List[Optional[float]]:

@@ -30,7 +30,7 @@ import time
 from collections import abc
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 from urllib.parse import urlsplit
 
 DEFAULT_URL = "http://127.0.0.1:8787"
@@ -394,6 +394,19 @@ def _halves(chunk: Sequence[Item]) -> Tuple[Sequence[Item], Sequence[Item]]:
     return chunk[:half], chunk[half:]
 
 
+async def _score_halving(send: Callable[[Sequence[Item]], Awaitable[Any]], chunk: Sequence[Item]) -> List[Result]:
+    """`send(chunk)`'s results, checked against the chunk; a chunk of more than one item answered
+    413 (over the server's body limit) is halved, each half on its own (the async clients' batches)."""
+    try:
+        body = await send(chunk)
+    except AssayError as e:
+        if e.status == 413 and len(chunk) > 1:
+            a, b = await asyncio.gather(*(_score_halving(send, half) for half in _halves(chunk)))
+            return a + b
+        raise
+    return _Base._check_results(chunk, body)
+
+
 class AssayClient(_Base):
     """Blocking client. Thread-safe: each thread keeps its own keep-alive connection."""
 
@@ -542,18 +555,11 @@ class AsyncAssayClient(_Base):
         gate = asyncio.Semaphore(self.concurrency)
         until = self._until(deadline)
 
-        async def one(chunk: Sequence[Item]) -> List[Result]:
-            try:
-                async with gate:
-                    body = await self._send("POST", "/reward/batch", {"items": [wire_item(x) for x in chunk]}, until)
-            except AssayError as e:
-                if e.status == 413 and len(chunk) > 1:  # over the server's body limit: each half on its own
-                    a, b = await asyncio.gather(*(one(half) for half in _halves(chunk)))
-                    return a + b
-                raise
-            return self._check_results(chunk, body)
+        async def send(chunk: Sequence[Item]) -> Any:
+            async with gate:
+                return await self._send("POST", "/reward/batch", {"items": [wire_item(x) for x in chunk]}, until)
 
-        parts = await asyncio.gather(*(one(c) for c in _chunks(items, self.chunk_size)))
+        parts = await asyncio.gather(*(_score_halving(send, c) for c in _chunks(items, self.chunk_size)))
         return [r for part in parts for r in part]
 
     async def reward_batch(self, items: Sequence[Item], *, deadline: Optional[float] = None) -> List[Optional[float]]:
