@@ -33,6 +33,18 @@ export interface VerifierInfo {
 
 const NAME = /^[a-z][a-z0-9_.-]*$/;
 
+/**
+ * An item's options as its verifier gets them (a copy, defaults filled in), or why they do not
+ * fit its declaration. An option set to null means "the default": HF datasets fills every key of
+ * a struct column in every row, None where a row did not set it, so null must not make the item
+ * invalid. (An option whose declaration accepts null, such as format's answer_tag, keeps its null.)
+ */
+function checkedOptions(entry: Entry, given: Record<string, unknown> | undefined): Record<string, unknown> | string {
+  const options: Record<string, unknown> = {};
+  if (given) for (const [k, v] of Object.entries(given)) if (v !== null || entry.nullMeans.has(k)) options[k] = v;
+  return entry.validateOptions(options) ? options : describeErrors(entry.validateOptions.errors, "options");
+}
+
 export class Registry {
   private readonly entries = new Map<string, Entry>();
   private readonly ajv = newAjv();
@@ -108,29 +120,22 @@ export class Registry {
       }
       reference = asText;
     }
-    // A copy, so the defaults filled in never show through to the caller's object. An option
-    // set to null means "the default": HF datasets fills every key of a struct column in every
-    // row, None where a row did not set it, so null must not make the item invalid. (An option
-    // whose declaration accepts null, such as format's answer_tag, keeps its null.)
+    // A copy, so the defaults filled in never show through to the caller's object (checkedOptions).
     if (item.options === undefined && entry.defaults) {
       return { verifier: entry.verifier, item: { id: item.id, verifier: item.verifier, prompt: item.prompt, response: item.response, reference, options: { ...entry.defaults } } };
     }
-    const options: Record<string, unknown> = {};
-    if (item.options) for (const [k, v] of Object.entries(item.options)) if (v !== null || entry.nullMeans.has(k)) options[k] = v;
-    if (!entry.validateOptions(options)) {
-      return { invalid: describeErrors(entry.validateOptions.errors, "options"), field: "options" };
-    }
+    const options = checkedOptions(entry, item.options);
+    if (typeof options === "string") return { invalid: options, field: "options" };
     return { verifier: entry.verifier, item: { id: item.id, verifier: item.verifier, prompt: item.prompt, response: item.response, reference, options } };
   }
 
-  /** Why `options` do not fit verifier `name`'s declared options (nulls meaning "the default", as in resolve), or undefined. */
+  /** Why `options` do not fit verifier `name`'s declared options (as resolve reads them), or undefined. */
   optionsProblem(name: string, options: unknown): string | undefined {
     const entry = this.entries.get(name) ?? this.namespaceOf(name);
     if (!entry || options === undefined) return undefined;
     if (!options || typeof options !== "object" || Array.isArray(options)) return "options must be an object";
-    const o: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(options)) if (v !== null || entry.nullMeans.has(k)) o[k] = v;
-    return entry.validateOptions(o) ? undefined : describeErrors(entry.validateOptions.errors, "options");
+    const checked = checkedOptions(entry, options as Record<string, unknown>);
+    return typeof checked === "string" ? checked : undefined;
   }
 
   /**
