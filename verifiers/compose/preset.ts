@@ -9,7 +9,7 @@ import { InvalidItemError, MachineryError } from "../../src/core/types.js";
 import { defineVerifier } from "../../src/core/verifier.js";
 import { storedName } from "../../src/core/stored-name.js";
 import { NotFound } from "../../src/store/index.js";
-import { CombineOptions, Parts, combinationProblem, scoreCombination, type CombineOpts } from "./combine.js";
+import { CombineOptions, Parts, combinationProblem, scoreCombination, type CombineOpts, type PartSpec } from "./combine.js";
 import type { KnownVerifiers } from "../../src/core/verifier.js";
 
 /**
@@ -18,6 +18,22 @@ import type { KnownVerifiers } from "../../src/core/verifier.js";
  * itself) and its options (against that verifier's), and the gate rules.
  */
 export function presetProblem(name: string, content: unknown, known: KnownVerifiers): { field: string; message: string } | undefined {
+  const read = readPreset(content);
+  if ("message" in read) return read;
+  const { parts, opts } = read;
+  for (const [i, p] of parts.entries()) {
+    if (p.verifier.startsWith("preset:") && storedName(p.verifier).name === name) return { field: `parts/${i}/verifier`, message: `parts/${i}: the preset ${name} cannot include itself` };
+    const unknown = known.unknownVerifier(p.verifier);
+    if (unknown) return { field: `parts/${i}/verifier`, message: `parts/${i}: ${unknown}` };
+    const bad = known.optionsProblem(p.verifier, p.options);
+    if (bad) return { field: `parts/${i}/options`, message: `parts/${i} (${p.verifier}): ${bad}` };
+  }
+  const problem = combinationProblem(parts, opts);
+  return problem ? { field: "parts", message: problem } : undefined;
+}
+
+/** A stored preset's parts, and its options with combine's defaults, checked against combine's declarations; or the field and why not. */
+function readPreset(content: unknown): { parts: PartSpec[]; opts: CombineOpts } | { field: string; message: string } {
   const c = (content ?? {}) as { parts?: unknown; options?: unknown };
   if (!Value.Check(Parts, c.parts)) {
     const e = [...Value.Errors(Parts, c.parts)][0];
@@ -28,15 +44,7 @@ export function presetProblem(name: string, content: unknown, known: KnownVerifi
     const e = [...Value.Errors(CombineOptions, opts)][0];
     return { field: "options", message: `options${e?.path ?? ""} ${e?.message ?? "do not match the combine verifier's options"}` };
   }
-  for (const [i, p] of c.parts.entries()) {
-    if (p.verifier.startsWith("preset:") && storedName(p.verifier).name === name) return { field: `parts/${i}/verifier`, message: `parts/${i}: the preset ${name} cannot include itself` };
-    const unknown = known.unknownVerifier(p.verifier);
-    if (unknown) return { field: `parts/${i}/verifier`, message: `parts/${i}: ${unknown}` };
-    const bad = known.optionsProblem(p.verifier, p.options);
-    if (bad) return { field: `parts/${i}/options`, message: `parts/${i} (${p.verifier}): ${bad}` };
-  }
-  const problem = combinationProblem(c.parts, opts);
-  return problem ? { field: "parts", message: problem } : undefined;
+  return { parts: c.parts, opts };
 }
 
 export const preset = defineVerifier({
@@ -56,16 +64,9 @@ export const preset = defineVerifier({
       throw new MachineryError(`preset store: ${(err as Error).message}`);
     }
     const where = `preset ${name} version ${stored.version}`;
-    if (!Value.Check(Parts, stored.parts)) {
-      const e = [...Value.Errors(Parts, stored.parts)][0];
-      throw new InvalidItemError(`${where}: parts${e?.path ?? ""} ${e?.message ?? "do not match the combine verifier's declaration"}`, "verifier");
-    }
-    const opts = Value.Default(CombineOptions, { ...(stored.options ?? {}) }) as CombineOpts;
-    if (!Value.Check(CombineOptions, opts)) {
-      const e = [...Value.Errors(CombineOptions, opts)][0];
-      throw new InvalidItemError(`${where}: options${e?.path ?? ""} ${e?.message ?? "do not match the combine verifier's options"}`, "verifier");
-    }
-    const out = await scoreCombination(stored.parts, { response: item.response, prompt: item.prompt, reference: item.reference }, opts, ctx, where);
+    const read = readPreset(stored);
+    if ("message" in read) throw new InvalidItemError(`${where}: ${read.message}`, "verifier");
+    const out = await scoreCombination(read.parts, { response: item.response, prompt: item.prompt, reference: item.reference }, read.opts, ctx, where);
     return { ...out, details: { ...(out.details ?? {}), preset: name, version: stored.version } };
   },
 });
