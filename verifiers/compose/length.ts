@@ -49,32 +49,19 @@ function counter(name: Tokenizer): Promise<Counter> {
 /** Longest piece handed to the BPE at once: its cost grows faster than linearly in a piece. */
 const PIECE = 256;
 
+/** How long countTokensUpTo counts before it lets the event loop run, ms. */
+const SLICE_MS = 8;
+
 /**
  * Tokens in `s`, counting piece by piece and stopping once past `limit` (the reward no longer
  * changes). Pieces end before a space between two letters, where the tokenizer's pre-split cuts
  * too, so counts are exact unless PIECE/2 characters hold no such space (then a piece boundary
- * may split a token: the count can differ by one per boundary).
+ * may split a token: the count can differ by one per boundary). It lets the event loop run every
+ * SLICE_MS and stops when `signal` aborts (the item's deadline): the BPE costs ~3.5 µs a
+ * character, so a megabyte of completion is seconds of work, which must not hold every other
+ * request (it held /healthz 2.6 s).
  */
-export function countTokensUpTo(count: Counter, s: string, limit: number): { n: number; exact: boolean } {
-  let n = 0;
-  for (let i = 0; i < s.length; ) {
-    const j = pieceEnd(s, i);
-    n += count(s.slice(i, j));
-    i = j;
-    if (n > limit) return { n, exact: i >= s.length };
-  }
-  return { n, exact: true };
-}
-
-/** How long countTokensAsync counts before it lets the event loop run, ms. */
-const SLICE_MS = 8;
-
-/**
- * countTokensUpTo, letting the event loop run every SLICE_MS and stopping when `signal` aborts
- * (the item's deadline): the BPE costs ~3.5 µs a character, so a megabyte of completion is
- * seconds of work, which must not hold every other request (it held /healthz 2.6 s).
- */
-export async function countTokensAsync(count: Counter, s: string, limit: number, signal?: AbortSignal): Promise<{ n: number; exact: boolean }> {
+export async function countTokensUpTo(count: Counter, s: string, limit: number, signal?: AbortSignal): Promise<{ n: number; exact: boolean }> {
   let n = 0;
   let t0 = performance.now();
   for (let i = 0; i < s.length; ) {
@@ -176,7 +163,7 @@ export const length = defineVerifier({
       } catch (e) {
         throw new MachineryError(`tokenizer ${o.tokenizer} failed to load: ${(e as Error).message}`);
       }
-      measured = await countTokensAsync(count, text, limit, ctx.signal);
+      measured = await countTokensUpTo(count, text, limit, ctx.signal);
     }
     const len = measured.n;
     const shown = measured.exact ? `${len}` : `more than ${limit}`;
