@@ -162,19 +162,20 @@ export function nemoGymRoutes({ runtime, body: opening, admit }: RouteDeps): Rou
     if (rollouts.size > MAX_ROLLOUTS) rollouts.delete(rollouts.keys().next().value!);
   };
   /**
-   * The rollout's key in `rollouts`: its token under the caller's API key, so that another key
+   * A rollout's key in `rollouts`: its token under the caller's API key, so that another key
    * that learns (or guesses) a resources_session_id reaches none of its sessions.
    */
+  const keyOf = (req: import("express").Request, token: string) => `${callerOf(req, runtime.config.apiKeys) ?? ""} ${token}`;
   const tokenOf = (req: import("express").Request): string | undefined => {
     const b = req.body as Json | undefined;
     const token = cookieOf(req.headers.cookie, NEMO_GYM_COOKIE) ?? (b && typeof b.resources_session_id === "string" ? `rs:${b.resources_session_id}` : undefined);
-    return token === undefined ? undefined : `${callerOf(req, runtime.config.apiKeys) ?? ""} ${token}`;
+    return token === undefined ? undefined : keyOf(req, token);
   };
 
   r.post("/seed_session", opening("NemoGymSeedSessionRequest"), (req, res) => {
     const b = req.body as Json;
     const token = typeof b.resources_session_id === "string" ? `rs:${b.resources_session_id}` : `ng:${randomBytes(12).toString("hex")}`;
-    remember(`${callerOf(req, runtime.config.apiKeys) ?? ""} ${token}`, null);
+    remember(keyOf(req, token), null);
     res.cookie(NEMO_GYM_COOKIE, token, { httpOnly: true, path: "/", sameSite: "strict" });
     res.json(typeof b.resources_session_id === "string" ? { resources_session_id: b.resources_session_id } : {});
   });
