@@ -245,10 +245,51 @@ describe("MCP endpoint with the SDK's client", async () => {
     assert.match(parsed(bad).error, /session_id must be/);
   });
 
-  test("an unknown tool is a tool error naming the tools", async () => {
-    const r = await client.callTool({ name: "rm_rf", arguments: {} });
-    assert.equal(r.isError, true);
-    assert.match(parsed(r).error, /no tool "rm_rf"; .*run_code/);
+  test("an unknown tool is JSON-RPC's invalid params (-32602), naming the tools", async () => {
+    await assert.rejects(client.callTool({ name: "rm_rf", arguments: {} }), (e: Error & { code?: number }) => {
+      assert.equal(e.code, -32602);
+      assert.match(e.message, /no tool "rm_rf"; .*run_code/);
+      return true;
+    });
+  });
+
+  const ACCEPT = "application/json, text/event-stream";
+  test("a batch (protocol 2025-03-26) is answered with an array, one response per request", async () => {
+    const r = await request(app)
+      .post("/mcp")
+      .set("Accept", ACCEPT)
+      .set("Content-Type", "application/json")
+      .send(JSON.stringify([
+        { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} },
+        { jsonrpc: "2.0", id: "two", method: "tools/call", params: { name: "check_math", arguments: { response: "\\boxed{4}", reference: "4" } } },
+        { jsonrpc: "2.0", method: "notifications/initialized" },
+      ]))
+      .expect(200);
+    assert.ok(Array.isArray(r.body), JSON.stringify(r.body));
+    const byId = new Map((r.body as { id: unknown }[]).map((m) => [m.id, m as Record<string, any>]));
+    assert.equal(byId.size, 2);
+    assert.ok(byId.get(1)!.result.tools.length >= 6);
+    assert.equal(JSON.parse(byId.get("two")!.result.content[0].text).reward, 1);
+  });
+
+  test("what is not a JSON-RPC message is a JSON-RPC error: -32700 for JSON that does not parse, -32600 for the rest", async () => {
+    const post = (body: string) => request(app).post("/mcp").set("Accept", ACCEPT).set("Content-Type", "application/json").send(body);
+    const bad = await post('{"jsonrpc": "2.0", "id": 1, "method": ').expect(400);
+    assert.equal(bad.body.jsonrpc, "2.0");
+    assert.equal(bad.body.id, null);
+    assert.equal(bad.body.error.code, -32700);
+    assert.match(bad.body.error.message, /not valid JSON/);
+    const wrongVersion = await post('{"jsonrpc": "1.0", "id": 7, "method": "tools/list"}').expect(400);
+    assert.equal(wrongVersion.body.error.code, -32600);
+    assert.equal(wrongVersion.body.id, 7);
+    assert.equal(wrongVersion.body.error.data.field, "jsonrpc");
+    // A bare scalar is refused by the strict parser, as on every route: still a JSON-RPC error.
+    for (const body of ["3", '"tools/list"']) assert.equal((await post(body).expect(400)).body.error.code, -32700, body);
+    for (const body of ["[]", '[{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, 5]', '[{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {"id": 2}]']) {
+      const r = await post(body).expect(400);
+      assert.equal(r.body.error.code, -32600, body);
+      assert.equal(r.body.id, null, body);
+    }
   });
 
   test("run_code: arguments checked against openapi.yaml's RunCodeRequest", async () => {

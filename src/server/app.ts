@@ -6,7 +6,7 @@ import express, { type Request, type Response, type NextFunction } from "express
 import type { Config } from "../core/config.js";
 import type { Runtime } from "../core/runtime.js";
 import { Metrics } from "./metrics.js";
-import { HttpError } from "./errors.js";
+import { HttpError, toHttpError } from "./errors.js";
 import { bearerAuth, keyFromPath } from "./auth.js";
 import { requestLog } from "./request-log.js";
 import { InflightLimiter } from "./limits.js";
@@ -79,32 +79,12 @@ export function createApp(runtime: Runtime): AppHandle {
 /** Every error leaves as JSON that says what to change; a 5xx is our bug, logged in full. */
 function errorHandler(config: Config, metrics: Metrics) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const e = toHttpError(err, config);
+    const e = toHttpError(err, config.maxBodyBytes);
     if (e.status >= 500 && e.status !== 504) req.log?.error({ err }, "unhandled error");
     metrics.rejected.labels(rejectReason(e.status)).inc();
     for (const [k, v] of Object.entries(e.headers)) res.setHeader(k, v);
     if (!res.headersSent) res.status(e.status).json(e.payload());
   };
-}
-
-function toHttpError(err: unknown, config: Config): HttpError {
-  if (err instanceof HttpError) return err;
-  const e = err as { type?: string; status?: number; message?: string; expose?: boolean };
-  switch (e?.type) {
-    case "entity.too.large":
-      return new HttpError(413, `request body is over the limit of ${config.maxBodyBytes} bytes; send smaller batches (or raise ASSAY_MAX_BODY)`);
-    case "entity.parse.failed":
-      return new HttpError(400, `request body is not valid JSON: ${e.message}`);
-    case "encoding.unsupported":
-    case "charset.unsupported":
-      return new HttpError(415, `unsupported body encoding: ${e.message}; send UTF-8 JSON`);
-    case "request.aborted":
-      return new HttpError(400, "request aborted by the client");
-  }
-  if (typeof e?.status === "number" && e.status >= 400 && e.status < 500) {
-    return new HttpError(e.status, e.expose && e.message ? e.message : "bad request");
-  }
-  return new HttpError(500, "internal error; the request id in X-Request-Id finds it in the server log");
 }
 
 function rejectReason(status: number): string {

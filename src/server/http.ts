@@ -25,6 +25,12 @@ export interface RouteDeps {
    */
   body(schema: string): RequestHandler;
   /**
+   * The opening's first step alone: parse, size and depth capped, nothing required of the value.
+   * For a route whose protocol allows another top-level shape (JSON-RPC's batch) or answers its
+   * own errors (/mcp).
+   */
+  json: RequestHandler;
+  /**
    * Reserves `n` items under the in-flight cap (429 + Retry-After past it); returns the release.
    * With the items themselves, also refuses (429) when they would wait for the sandbox longer
    * than ASSAY_SANDBOX_MAX_WAIT_MS, or for the SQL engines longer than ASSAY_SQL_MAX_WAIT_MS
@@ -83,6 +89,7 @@ export function routeDeps(runtime: Runtime, metrics: Metrics, limiter: InflightL
     runtime,
     metrics,
     limiter,
+    json,
     body: (schema) => {
       const steps = [json, requireObject, validate(schema)];
       return (req, res, next) => {

@@ -6,18 +6,18 @@
  * the app's, as for every route behind it (a bearer key, or /k/<key>/mcp for clients that send no
  * header); the body is parsed and capped by the shared opening (size, depth, McpMessage).
  */
-import { Router, type Request } from "express";
+import { Router, type Request, type RequestHandler } from "express";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { HttpError } from "../errors.js";
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { HttpError, fieldOf, toHttpError } from "../errors.js";
 import { clientGone, type RouteDeps } from "../http.js";
 import { callerOf } from "../auth.js";
 import { runCodeOf } from "./sandboxfusion.js";
-import { mcpTools, refusal, type Tool } from "../mcp/tools.js";
-import { OPENAPI } from "../../core/contract.js";
+import { mcpTools, type Tool } from "../mcp/tools.js";
+import { OPENAPI, check } from "../../core/contract.js";
 
-export function mcpRoutes({ runtime, body, admit }: RouteDeps): Router {
+export function mcpRoutes({ runtime, json, admit }: RouteDeps): Router {
   const r = Router();
   const service = runtime.services.sessions;
   const sessions = service ? async () => (await service()).sessions : undefined;
@@ -25,14 +25,15 @@ export function mcpRoutes({ runtime, body, admit }: RouteDeps): Router {
   const byName = new Map(tools.map((t) => [t.name, t]));
   const listed = tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
 
-  r.post("/mcp", body("McpMessage"), async (req, res) => {
+  r.post("/mcp", jsonRpcOpening(json, runtime.config.maxBodyBytes), async (req, res) => {
     const gone = clientGone(req, res);
     const owner = callerOf(req, runtime.config.apiKeys);
     const server = new Server({ name: "assay", version: String(OPENAPI.info?.version ?? "0") }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }));
     server.setRequestHandler(CallToolRequestSchema, async (call, extra) => {
       const tool: Tool | undefined = byName.get(call.params.name);
-      if (!tool) return refusal(`no tool ${JSON.stringify(call.params.name)}; tools/list names them: ${[...byName.keys()].join(", ")}`) as CallToolResult;
+      // A protocol error, as MCP's tools page has it: the call names nothing this server serves.
+      if (!tool) throw new McpError(ErrorCode.InvalidParams, `no tool ${JSON.stringify(call.params.name)}; tools/list names them: ${[...byName.keys()].join(", ")}`);
       const signal = AbortSignal.any([gone, extra.signal]);
       return (await tool.call({ args: call.params.arguments ?? {}, signal, owner })) as CallToolResult;
     });
@@ -50,6 +51,57 @@ export function mcpRoutes({ runtime, body, admit }: RouteDeps): Router {
   r.get("/mcp", notServed("GET /mcp"));
   r.delete("/mcp", notServed("DELETE /mcp"));
   return r;
+}
+
+/**
+ * An error before the SDK sees the message, answered as JSON-RPC (an MCP client reads `error`
+ * from a JSON-RPC response, not Assay's `{error}`), with the same HTTP status.
+ */
+class JsonRpcHttpError extends HttpError {
+  constructor(
+    e: HttpError,
+    readonly code: number,
+    readonly id: string | number | null = null,
+  ) {
+    super(e.status, e.message, e.field, e.headers);
+  }
+  override payload(): object {
+    const data = this.field ? { field: this.field } : undefined;
+    return { jsonrpc: "2.0", id: this.id, error: { code: this.code, message: this.message, ...(data && { data }) } };
+  }
+}
+
+/**
+ * The body of POST /mcp: one JSON-RPC message or, as protocol 2025-03-26 allows, a batch (an
+ * array of them; the SDK answers a batch with an array and bounds its length). Size and depth are
+ * capped as on every route. JSON that does not parse is -32700; a value that is not a message is
+ * -32600, naming the field.
+ */
+function jsonRpcOpening(json: RequestHandler, maxBodyBytes: number): RequestHandler {
+  return (req, res, next) =>
+    json(req, res, (err?: unknown) => {
+      if (err) {
+        const e = toHttpError(err, maxBodyBytes);
+        return next(e.status === 400 ? new JsonRpcHttpError(e, ErrorCode.ParseError) : new JsonRpcHttpError(e, -32000));
+      }
+      const body: unknown = req.body;
+      const batch = Array.isArray(body);
+      const messages = batch ? (body as unknown[]) : [body];
+      if (batch && messages.length === 0) return next(new JsonRpcHttpError(new HttpError(400, "request an empty batch: send at least one JSON-RPC message"), ErrorCode.InvalidRequest));
+      for (let i = 0; i < messages.length; i++) {
+        const m = messages[i];
+        if (m === null || typeof m !== "object" || Array.isArray(m)) {
+          return next(new JsonRpcHttpError(new HttpError(400, `request ${batch ? `[${i}] ` : ""}must be a JSON-RPC message (an object)`), ErrorCode.InvalidRequest));
+        }
+        const problem = check("McpMessage", m);
+        if (problem) {
+          const id = (m as { id?: unknown }).id;
+          const echo = !batch && (typeof id === "string" || (Number.isSafeInteger(id) as boolean)) ? (id as string | number) : null;
+          return next(new JsonRpcHttpError(new HttpError(400, `request ${batch ? `[${i}] ` : ""}${problem}`, fieldOf(problem)), ErrorCode.InvalidRequest, echo));
+        }
+      }
+      next();
+    });
 }
 
 const INSTRUCTIONS =
