@@ -71,7 +71,7 @@ export function memoryStore(): Store {
 }
 
 export * from "./rubric.js";
-export { RubricNotFound, RubricExists, RubricInvalid, EXPORT_FORMAT, type RubricExport } from "./rubrics.js";
+export { RubricNotFound, RubricExists, RubricInvalid, RubricConflict, EXPORT_FORMAT, type RubricExport, type SavePrecondition } from "./rubrics.js";
 export type { CachedVerdict } from "./judge-cache.js";
 export type { Sql } from "./sql.js";
 export { NotFound, Invalid, type Stored, type VersionedStore } from "./versioned.js";

@@ -20,6 +20,20 @@ export class RubricExists extends Error {
     this.name = "RubricExists";
   }
 }
+/** A save whose precondition (the version the writer last read) no longer holds. */
+export class RubricConflict extends Error {
+  constructor(
+    readonly id: string,
+    readonly current: number | null,
+  ) {
+    super(
+      current === null
+        ? `rubric ${JSON.stringify(id)} does not exist (deleted since it was read?); the save was refused by its If-Match`
+        : `rubric ${JSON.stringify(id)} is at version ${current}, not the one this save was made from (If-Match): it was saved since; GET it again and apply the change to version ${current}`,
+    );
+    this.name = "RubricConflict";
+  }
+}
 export class RubricInvalid extends Error {
   constructor(message: string) {
     super(message);
@@ -84,11 +98,15 @@ export class RubricStore {
 
   /**
    * PUT: a new version when the content differs from the latest (or the rubric does not exist or
-   * was deleted). `created` says whether a version was written.
+   * was deleted). `created` says whether a version was written. With `onlyIf` (HTTP's If-Match),
+   * only when the latest version is one of those, or with "exists" when there is a live rubric;
+   * else RubricConflict, checked in the same transaction as the write.
    */
-  async save(id: string, content: RubricContent, db: Sql = this.db): Promise<{ rubric: Rubric; created: boolean }> {
+  async save(id: string, content: RubricContent, db: Sql = this.db, onlyIf?: SavePrecondition): Promise<{ rubric: Rubric; created: boolean }> {
     return db.tx(async (t) => {
       const head = await t.get<Head>(Q.head, [id]);
+      const current = head && !head.deleted ? head.latest : null;
+      if (onlyIf && !(onlyIf === "exists" ? current !== null : current !== null && onlyIf.includes(current))) throw new RubricConflict(id, current);
       if (head && !head.deleted) {
         const latest = (await t.get<Row>(Q.version, [id, head.latest]))!;
         if (latest.content === JSON.stringify(contentOf(content))) return { rubric: toRubric(latest), created: false };
@@ -144,6 +162,9 @@ export class RubricStore {
     return this.get(id, version, t);
   }
 }
+
+/** The versions a save may start from, or "exists" (If-Match: *). */
+export type SavePrecondition = readonly number[] | "exists";
 
 function toRubric(row: Row): Rubric {
   // Stored content went through contentOf: every criterion has its kind.

@@ -66,7 +66,7 @@ export function RubricsPage() {
   async function save() {
     if (!draft) return;
     try {
-      const r = saved ? await rubricsApi.save(saved.id, inputOf(draft, false)) : await rubricsApi.create(inputOf(draft, true));
+      const r = saved ? await rubricsApi.save(saved.id, inputOf(draft, false), saved.version) : await rubricsApi.create(inputOf(draft, true));
       const changed = !saved || r.version !== saved.version;
       setSaved(r);
       setDraft({ ...draftOf(r), criteria: draft.criteria.map((c, i) => ({ ...r.criteria[i], kind: r.criteria[i].kind ?? "score", key: c.key })) });
@@ -142,7 +142,7 @@ export function RubricsPage() {
     if (!saved) return;
     if (dirty && !window.confirm("Restoring replaces your unsaved changes. Go on?")) return;
     try {
-      const r = await rubricsApi.save(saved.id, inputOf(draftOf(v), false));
+      const r = await rubricsApi.save(saved.id, inputOf(draftOf(v), false), saved.version);
       setSaved(r);
       setDraft(draftOf(r));
       setErrors({});

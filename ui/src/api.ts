@@ -79,8 +79,8 @@ export const apiKey = {
   },
 };
 
-export async function api<T>(method: "GET" | "POST" | "PUT" | "DELETE", path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { accept: "application/json" };
+export async function api<T>(method: "GET" | "POST" | "PUT" | "DELETE", path: string, body?: unknown, extra: Record<string, string> = {}): Promise<T> {
+  const headers: Record<string, string> = { accept: "application/json", ...extra };
   if (body !== undefined) headers["content-type"] = "application/json";
   const key = apiKey.get();
   if (key) headers.authorization = `Bearer ${key}`;
@@ -109,7 +109,8 @@ export const rubricsApi = {
   list: () => api<{ rubrics: Rubric[] }>("GET", "/rubrics").then((r) => r.rubrics),
   get: (id: string) => api<Rubric>("GET", `/rubrics/${encodeURIComponent(id)}`),
   create: (input: RubricInput) => api<Rubric>("POST", "/rubrics", input),
-  save: (id: string, input: RubricInput) => api<Rubric>("PUT", `/rubrics/${encodeURIComponent(id)}`, input),
+  /** Saves over `from` (the version the editor loaded) only: a 412 ApiError when someone saved since. */
+  save: (id: string, input: RubricInput, from: number) => api<Rubric>("PUT", `/rubrics/${encodeURIComponent(id)}`, input, { "if-match": `"${from}"` }),
   remove: (id: string) => api<void>("DELETE", `/rubrics/${encodeURIComponent(id)}`),
   versions: (id: string) => api<{ versions: Rubric[] }>("GET", `/rubrics/${encodeURIComponent(id)}/versions`).then((r) => r.versions),
   exportOne: (id: string) => api<unknown>("GET", `/rubrics/${encodeURIComponent(id)}/export`),

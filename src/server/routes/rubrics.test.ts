@@ -49,6 +49,35 @@ test("create, read, edit (new version), unchanged PUT, versions, pin, delete", a
   assert.equal(res.body.version, 3, "a re-created rubric continues its numbers: a number never names two contents");
 });
 
+test("If-Match: a save made from an older version is 412 and writes nothing; two editors at once, one wins", async () => {
+  const { app } = await testApp();
+  const v1 = await request(app).post("/rubrics").send({ id: "im", ...R }).expect(201);
+  const got = await request(app).get("/rubrics/im").expect(200);
+  assert.equal(got.headers.etag, '"1"');
+  const edit = (title: string) => ({ ...R, title });
+  const a = await request(app).put("/rubrics/im").set("If-Match", got.headers.etag).send(edit("A")).expect(201);
+  assert.equal(a.body.version, 2);
+  assert.equal(a.headers.etag, '"2"');
+  // The second editor also read version 1: refused, and told which version is latest.
+  const b = await request(app).put("/rubrics/im").set("If-Match", '"1"').send(edit("B")).expect(412);
+  assert.match(b.body.error, /is at version 2, not the one this save was made from/);
+  assert.equal(b.headers.etag, '"2"');
+  assert.equal((await request(app).get("/rubrics/im")).body.title, "A", "the refused save wrote nothing");
+  // A list of tags, a weak tag, and * all work as RFC 9110 has them.
+  await request(app).put("/rubrics/im").set("If-Match", '"7", W/"2"').send(edit("C")).expect(201);
+  await request(app).put("/rubrics/im").set("If-Match", "*").send(edit("D")).expect(201);
+  await request(app).put("/rubrics/im").set("If-Match", "junk").send(edit("E")).expect(412);
+  await request(app).put("/rubrics/nothing-here").set("If-Match", "*").send(edit("F")).expect(412);
+  await request(app).delete("/rubrics/im").expect(204);
+  await request(app).put("/rubrics/im").set("If-Match", '"4"').send(edit("G")).expect(412);
+  assert.equal(v1.body.version, 1);
+  // Two saves from the same version at once: the store checks in the write's transaction.
+  await request(app).put("/rubrics/race").send(R).expect(201);
+  const both = await Promise.all(["X", "Y", "Z"].map((t) => request(app).put("/rubrics/race").set("If-Match", '"1"').send(edit(t))));
+  assert.deepEqual(both.map((r) => r.status).sort(), [201, 412, 412]);
+  assert.equal((await request(app).get("/rubrics/race")).body.version, 2);
+});
+
 test("POST without an id gets a generated one", async () => {
   const { app } = await testApp();
   const res = await request(app).post("/rubrics").send(R);

@@ -9,7 +9,7 @@ import { check } from "../../core/contract.js";
 import { fieldOf } from "../../core/schema.js";
 import { HttpError } from "../errors.js";
 import type { RouteDeps } from "../http.js";
-import { RubricExists, RubricInvalid, RubricNotFound, type RubricContent, type RubricExport } from "../../store/index.js";
+import { RubricConflict, RubricExists, RubricInvalid, RubricNotFound, type RubricContent, type RubricExport, type SavePrecondition } from "../../store/index.js";
 
 function idOf(req: Request): string {
   const id = String(req.params.id);
@@ -25,8 +25,29 @@ async function mapped<T>(fn: () => Promise<T>): Promise<T> {
     if (err instanceof RubricNotFound) throw new HttpError(404, `${err.message}; GET /rubrics lists them`);
     if (err instanceof RubricExists) throw new HttpError(409, err.message, "id");
     if (err instanceof RubricInvalid) throw new HttpError(400, `request ${err.message}`, fieldOf(err.message));
+    if (err instanceof RubricConflict) throw new HttpError(412, err.message, undefined, err.current === null ? {} : { ETag: etagOf(err.current) });
     throw err;
   }
+}
+
+/** A rubric's entity tag is its version number: what a later PUT's If-Match names. */
+const etagOf = (version: number) => `"${version}"`;
+
+/**
+ * If-Match (RFC 9110 13.1.1) as the versions a save may start from: `*`, or a list of entity
+ * tags, each `"N"` (weak `W/"N"` compares the same: a version is its content). A tag that is no
+ * version can match none. Undefined without the header.
+ */
+function ifMatchOf(req: Request): SavePrecondition | undefined {
+  const h = req.get("If-Match");
+  if (h === undefined) return undefined;
+  if (h.trim() === "*") return "exists";
+  const versions: number[] = [];
+  for (const tag of h.slice(0, 1024).split(",")) {
+    const m = /^\s*(?:W\/)?"(\d{1,9})"\s*$/.exec(tag);
+    if (m) versions.push(Number(m[1]));
+  }
+  return versions;
 }
 
 function contentOfBody(body: Wire["RubricInput"]): RubricContent {
@@ -56,7 +77,8 @@ export function rubricRoutes({ runtime, body }: RouteDeps): Router {
   r.get("/rubrics/:id", async (req, res) => {
     const id = idOf(req);
     const store = await rubrics();
-    res.json(await mapped(() => store.get(id)));
+    const rubric = await mapped(() => store.get(id));
+    res.set("ETag", etagOf(rubric.version)).json(rubric);
   });
 
   r.put("/rubrics/:id", body("RubricInput"), async (req, res) => {
@@ -65,9 +87,10 @@ export function rubricRoutes({ runtime, body }: RouteDeps): Router {
     if (input.id !== undefined && input.id !== id) {
       throw new HttpError(400, `request body's id ${JSON.stringify(input.id)} differs from the path's ${JSON.stringify(id)}; drop it or make them agree`, "id");
     }
+    const onlyIf = ifMatchOf(req);
     const store = await rubrics();
-    const { rubric, created } = await mapped(() => store.save(id, contentOfBody(input)));
-    res.status(created ? 201 : 200).json(rubric);
+    const { rubric, created } = await mapped(() => store.save(id, contentOfBody(input), undefined, onlyIf));
+    res.status(created ? 201 : 200).set("ETag", etagOf(rubric.version)).json(rubric);
   });
 
   r.delete("/rubrics/:id", async (req, res) => {
