@@ -7,6 +7,7 @@
 import type { Sql } from "./sql.js";
 import type { Wire } from "../core/types.js";
 import { contentOf, rubricProblem, type Rubric, type RubricContent } from "./rubric.js";
+import { slices } from "../core/slices.js";
 
 export class RubricNotFound extends Error {
   constructor(readonly id: string, readonly version?: number) {
@@ -46,6 +47,9 @@ export interface RubricExport {
   format: "assay.rubrics/1";
   rubrics: { id: string; versions: Rubric[] }[];
 }
+/** How long an import writes before the event loop gets a turn, ms. */
+const IMPORT_SLICE_MS = 10;
+
 export const EXPORT_FORMAT = "assay.rubrics/1";
 
 interface Row { id: string; version: number; content: string; created_at: string }
@@ -134,9 +138,14 @@ export class RubricStore {
    * one bad rubric imports none.
    */
   async import(doc: RubricExport): Promise<{ id: string; version: number; added: number }[]> {
+    // SQLite's statements are synchronous: thousands of rubrics in one document held the event
+    // loop for seconds. The transaction lets the loop run between rubrics (other store calls
+    // wait for it, every other request goes on).
+    const slice = slices(IMPORT_SLICE_MS);
     return this.db.tx(async (t) => {
       const out = [];
       for (const { id, versions } of doc.rubrics) {
+        await slice.pause();
         const head = await t.get<Head>(Q.head, [id]);
         const apply = head && !head.deleted ? versions.slice(-1) : versions;
         let added = 0;

@@ -20,6 +20,7 @@ import { Type, type Static } from "@sinclair/typebox";
 import { InvalidItemError, MachineryError } from "../../src/core/types.js";
 import { defineVerifier } from "../../src/core/verifier.js";
 import { afterThink } from "../../src/core/completion.js";
+import { slices } from "../../src/core/slices.js";
 
 export const TOKENIZERS = ["o200k_base", "cl100k_base", "p50k_base", "r50k_base"] as const;
 type Tokenizer = (typeof TOKENIZERS)[number];
@@ -63,16 +64,16 @@ const SLICE_MS = 8;
  */
 export async function countTokensUpTo(count: Counter, s: string, limit: number, signal?: AbortSignal): Promise<{ n: number; exact: boolean }> {
   let n = 0;
-  let t0 = performance.now();
+  const slice = slices(SLICE_MS);
   for (let i = 0; i < s.length; ) {
     const j = pieceEnd(s, i);
     n += count(s.slice(i, j));
     i = j;
     if (n > limit) return { n, exact: i >= s.length };
-    if (performance.now() - t0 > SLICE_MS) {
-      await new Promise((r) => setImmediate(r));
+    const turn = slice.pause();
+    if (turn) {
+      await turn;
       signal?.throwIfAborted();
-      t0 = performance.now();
     }
   }
   return { n, exact: true };
