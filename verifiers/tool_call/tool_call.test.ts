@@ -92,6 +92,41 @@ describe("tool_call", () => {
     const out = await run(call("12345678901234567890"), gt);
     assert.doesNotThrow(() => JSON.stringify(out.details)); // no BigInt left in the details
   });
+  test("OpenAI-style JSON: every call written is read, bare or fenced, and prose's JSON is passed over", async () => {
+    const paris = '{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}';
+    const london = '{"name": "get_weather", "arguments": {"city": "London", "days": 3}}';
+    const time = '{"name": "get_time", "arguments": {"tz": "CET"}}';
+    const one = [{ name: "get_weather", arguments: { city: "Paris", days: 3 } }];
+    const two = [...one, { name: "get_time", arguments: { tz: "CET" } }];
+    const o = { format_rule: "parsed" };
+    const exact = (await run(paris, one, o)).reward!;
+    assert.equal(exact, 4);
+    // A wrong second call is not free: it was read as no call at all.
+    const extraBare = await run(`${paris}\n${london}`, one, o);
+    const extraFenced = await run("```json\n" + paris + "\n```\nand\n```json\n" + london + "\n```", one, o);
+    assert.ok(extraBare.reward! < exact, extraBare.reason);
+    assert.equal(extraFenced.reward, extraBare.reward, "the same two calls, fenced or bare");
+    // Two right calls written as two values are both credited (it scored 1: only the first was read).
+    assert.equal((await run(`${paris}\n${time}`, two, o)).reward, 4);
+    assert.equal((await run("```json\n" + paris + "\n```\n```json\n" + time + "\n```", two, o)).reward, 4);
+    // JSON in the prose around a fenced call is not a call.
+    assert.equal((await run('This passes {"city": "Paris"} on:\n```json\n' + paris + "\n```", one, o)).reward, 4);
+    assert.equal((await run(`Calling it with {"city": "Paris"}: ${paris}`, one, o)).reward, 4);
+  });
+  test("format: calls expected and an empty list earns nothing; none expected and a call attempted earns nothing", async () => {
+    const one = [{ name: "get_weather", arguments: { city: "Paris" } }];
+    const o = { format_rule: "parsed" };
+    const none = (await run("I cannot call tools.", one, o)).reward;
+    assert.equal(none, -3);
+    assert.equal((await run("[]", one, o)).reward, none);
+    assert.equal((await run('{"tool_calls": []}', one, o)).reward, none);
+    const call = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>';
+    assert.equal((await run("It is sunny in Paris today.", [], o)).reward, 1, "no call made, none expected");
+    for (const r of [call, `${call}\n<tool_call>oops</tool_call>`, "<tool_call>broken</tool_call>", '<tool_call>\n{"name": "get_weather", "arguments": [1]}\n</tool_call>']) {
+      const out = await run(r, [], o);
+      assert.equal(out.reward, 0, `${r}: ${out.reason}`);
+    }
+  });
   test("a reference whose calls do not parse is the item's fault", async () => {
     await assert.rejects(run(GOOD, "<tool_call>\n{not json\n</tool_call>"), InvalidItemError);
     await assert.rejects(run(GOOD, [{ nom: "x" }]), InvalidItemError);
@@ -108,6 +143,9 @@ describe("hostile responses, each < 50 ms and scored, never an error", () => {
     ["string-encoded deep arguments", JSON.stringify({ tool_calls: [{ function: { name: "get_weather", arguments: "[".repeat(100_000) } }] })],
     ["many calls", "<tool_call>\n" + '{"name": "get_weather", "parameters": {"city": "Paris"}}\n'.repeat(3000) + "</tool_call>"],
     ["a 250k-digit integer", '<tool_call>\n{"name": "get_weather", "parameters": {"city": ' + "7".repeat(250_000) + "}}\n</tool_call>"],
+    ["20k bare JSON calls", '{"name": "get_weather", "arguments": {"city": "Paris"}} '.repeat(20_000)],
+    ["7 brackets that never close, then bare calls", "[ ".repeat(7) + '{"name": "get_weather", "arguments": {"city": "Paris"}} '.repeat(15_000)],
+    ["16 ```json fences of calls, then prose", ('```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```\n').repeat(16) + "x ".repeat(400_000)],
     ["600 integers of 400 digits", '<tool_call>\n{"name": "get_weather", "parameters": {"city": [' + Array(600).fill("7".repeat(400)).join(",") + "]}}\n</tool_call>"],
   ];
   for (const [name, response] of cases) {

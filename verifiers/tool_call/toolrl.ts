@@ -20,7 +20,7 @@
  */
 import { munkres } from "munkres";
 import { DEFAULT_LIMITS, extractJson, parseJsonText, type JsonLimits } from "../json/parse.js";
-import { afterThink } from "../../src/core/completion.js";
+import { afterThink, pairedFences } from "../../src/core/completion.js";
 
 export interface ToolCall {
   name: string;
@@ -108,19 +108,69 @@ function callsFromTags(text: string, limits: JsonLimits): CallsParse {
   return typeof calls === "string" ? { ok: false, reason: calls } : { ok: true, calls, style: "tags" };
 }
 
-/** OpenAI-style JSON: {"tool_calls": [...]}, a list of calls, or one call. */
+/** At most this many separate JSON values (fences, or bare values) are read for calls. */
+const MAX_JSON_VALUES = 16;
+const JSON_FENCES = new Set(["", "json", "jsonc", "json5"]);
+
+/** Whether a JSON value is written as tool calls: one call in any spelling, a list of them, or a `tool_calls` wrapper. */
+function callShaped(v: unknown): boolean {
+  if (Array.isArray(v)) return v.length > 0 && v.every((x) => !Array.isArray(x) && callShaped(x));
+  if (typeof v !== "object" || v === null) return false;
+  const o = v as Record<string, unknown>;
+  if (typeof o.name === "string" || (typeof o.function === "object" && o.function !== null)) return true;
+  if (Array.isArray(o.tool_calls)) return true;
+  return typeof o.message === "object" && o.message !== null && Array.isArray((o.message as Record<string, unknown>).tool_calls);
+}
+
+/** The calls one JSON value holds: its `tool_calls`, the list itself, or the one call. */
+function callValues(v: unknown): unknown[] {
+  if (typeof v === "object" && v !== null && !Array.isArray(v)) {
+    const o = v as Record<string, unknown>;
+    if (Array.isArray(o.tool_calls)) return o.tool_calls;
+    if (typeof o.message === "object" && o.message !== null && Array.isArray((o.message as Record<string, unknown>).tool_calls)) {
+      return (o.message as Record<string, unknown>).tool_calls as unknown[];
+    }
+  }
+  return Array.isArray(v) ? v : [v];
+}
+
+/**
+ * Every JSON value of the text written as tool calls, in text order: those of the ```json fences
+ * when any fence holds some, else the bare ones, left to right. A value that is not call-shaped
+ * (prose's `{"city": "Paris"}` around a fenced call) is passed over. At most MAX_JSON_VALUES
+ * values are read, each search linear (extractJson's bound), so the whole is too.
+ */
+function callShapedValues(text: string, limits: JsonLimits): unknown[] {
+  const found: unknown[] = [];
+  for (const f of pairedFences(text)) {
+    if (!JSON_FENCES.has(f.lang)) continue;
+    const body = f.body.trim();
+    if (!body.startsWith("{") && !body.startsWith("[")) continue;
+    const p = parseJsonText(body, limits);
+    if (p.ok && callShaped(p.value)) found.push(p.value);
+    if (found.length >= MAX_JSON_VALUES) break;
+  }
+  if (found.length) return found;
+  for (let from = 0, k = 0; k < MAX_JSON_VALUES && from < text.length; k++) {
+    const p = extractJson(from ? text.slice(from) : text, limits);
+    if (!p.ok) break;
+    if (callShaped(p.value)) found.push(p.value);
+    from += p.end;
+  }
+  return found;
+}
+
+/**
+ * OpenAI-style JSON: {"tool_calls": [...]}, a list of calls, or one call; every such value the
+ * text writes (two calls written as two JSON objects are two calls: reading only the first paid a
+ * wrong second call, and gave no credit for a right one). With none call-shaped, the one value
+ * extractJson picks, whose reading says what is wrong with it.
+ */
 function callsFromJson(text: string, limits: JsonLimits): CallsParse {
   const p = extractJson(text, limits);
   if (!p.ok) return { ok: false, reason: p.reason };
-  let v = p.value;
-  if (typeof v === "object" && v !== null && !Array.isArray(v)) {
-    const o = v as Record<string, unknown>;
-    if (Array.isArray(o.tool_calls)) v = o.tool_calls;
-    else if (typeof o.message === "object" && o.message !== null && Array.isArray((o.message as Record<string, unknown>).tool_calls)) {
-      v = (o.message as Record<string, unknown>).tool_calls;
-    }
-  }
-  const calls = toCalls(Array.isArray(v) ? v : [v], limits);
+  const shaped = callShapedValues(text, limits);
+  const calls = toCalls((shaped.length ? shaped : [p.value]).flatMap(callValues), limits);
   return typeof calls === "string" ? { ok: false, reason: calls } : { ok: true, calls, style: "json" };
 }
 
@@ -317,7 +367,11 @@ export function toolrlReward(
   // full). ToolRL's layout rule reads the whole text, as ToolRL's own scorer does.
   const said = rule === "parsed" ? afterThink(text).trim() : text;
   const read = readCalls(said, limits);
-  const formatOk = rule === "toolrl" ? toolrlFormatOk(text, wantCall, wantResponse) : wantCall ? read.ok : !read.ok && said.length > 0;
+  // Under "parsed": calls expected, at least one read; none expected, none attempted: no call
+  // read and no <tool_call> tag at all (a real call followed by a broken block reads as no call,
+  // and was paid as making none), and something said.
+  const madeCalls = read.ok && read.calls.length > 0;
+  const formatOk = rule === "toolrl" ? toolrlFormatOk(text, wantCall, wantResponse) : wantCall ? madeCalls : !madeCalls && !said.includes("<tool_call>") && said.length > 0;
   const format = formatOk ? w.format_max : w.format_min;
   let correct = 0;
   let detail: CorrectnessDetail | null = null;
