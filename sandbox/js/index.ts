@@ -19,6 +19,9 @@ const BOOTSTRAP = `
 (function () {
   const stringify = JSON.stringify, evaluate = eval, S = String;
   delete globalThis.WebAssembly;
+  // A resizable ArrayBuffer's growth (and transfer's new length) is not counted against the
+  // isolate's memory limit: no buffer grows after it is made.
+  for (const k of ["resize", "transfer", "transferToFixedLength"]) delete ArrayBuffer.prototype[k];
   const stdin = globalThis.__stdin; delete globalThis.__stdin;
   const cap = globalThis.__cap; delete globalThis.__cap;
   let out = "", err = "", over = false;

@@ -25,6 +25,19 @@ test("WebAssembly is not there: a 4 GiB WebAssembly.Memory cannot land in the se
   await correctAfter();
 });
 
+test("no buffer grows after it is made: a resizable ArrayBuffer's growth is outside the memory limit", { skip: js ? false : note }, async () => {
+  for (const code of [
+    "const b = new ArrayBuffer(1, { maxByteLength: 2 ** 32 }); b.resize(2 ** 30); console.log(b.byteLength)",
+    "console.log(new ArrayBuffer(8).transfer(2 ** 30).byteLength)",
+  ]) {
+    const r = await run(code);
+    assert.equal(r.status, "finished", code);
+    assert.notEqual(r.exitCode, 0, code);
+    assert.match(r.stderr, /is not a function/, code);
+  }
+  await correctAfter();
+});
+
 test("prototype overrides inside the isolate cannot break the result", { skip: js ? false : note }, async () => {
   for (const code of [
     "Object.prototype.toJSON = () => 'pwned'; console.log('ok')",

@@ -20,6 +20,9 @@ export const BOOTSTRAP = String.raw`
   // No shared memory (Atomics.wait), no WebAssembly (its memory lives outside the heap limit),
   // no callbacks that run between items.
   for (const k of ["WebAssembly", "SharedArrayBuffer", "Atomics", "FinalizationRegistry", "WeakRef"]) delete globalThis[k];
+  // No buffer that grows after it is made: a resizable ArrayBuffer's growth (and transfer's new
+  // length) is not counted against the isolate's memory limit (600 MB was filled under 64 MiB).
+  for (const k of ["resize", "transfer", "transferToFixedLength"]) delete ArrayBuffer.prototype[k];
 
   // A small standard library; pure functions over strings.
   function lastBetween(s, open, close) {
@@ -140,6 +143,12 @@ export const BOOTSTRAP = String.raw`
       [][Symbol.iterator](), new Map()[Symbol.iterator](), new Set()[Symbol.iterator](), ""[Symbol.iterator](), /x/[Symbol.matchAll](""),
       Promise.resolve(), new Uint8Array(0),
     ];
+    // Prototypes reachable only through an instance (Intl's Segments and their iterator): not
+    // frozen, an item could leave state on them for the next.
+    if (typeof Intl === "object" && typeof Intl.Segmenter === "function") {
+      const segments = new Intl.Segmenter().segment("a");
+      intrinsics.push(segments, segments[Symbol.iterator]());
+    }
     harden(intrinsics);
 
     let retired = false;

@@ -96,6 +96,9 @@ const ESCAPES: [string, string, RegExp][] = [
   ["pollute", `export function score() { Object.prototype.polluted = 1; return 1; }`, /score threw: TypeError/],
   ["pollute-array", `export function score() { Array.prototype.push = () => 0; return 1; }`, /score threw: TypeError/],
   ["global", `export function score() { globalThis.leak = 1; return 1; }`, /score threw: TypeError/],
+  // Growth of a resizable buffer was not counted against the memory limit (600 MB under 64 MiB).
+  ["resizable-buffer", `export function score() { const b = new ArrayBuffer(1, { maxByteLength: 2 ** 32 }); b.resize(2 ** 30); return 1; }`, /score threw: TypeError/],
+  ["transfer-buffer", `export function score() { new ArrayBuffer(8).transfer(2 ** 30); return 1; }`, /score threw: TypeError/],
 ];
 
 test("escape attempts are contained: error/null with the reason, the server still serving", async () => {
@@ -157,6 +160,16 @@ test("no state carries from one item to the next, nor from one verifier to anoth
   await upload("peek", `export function score() { return ({}).secret === undefined && typeof globalThis.secret === "undefined" ? 1 : 0; }`);
   await score("custom:stash", "the other user's answer");
   assert.equal((await score("custom:peek")).reward, 1, "another verifier sees nothing");
+  // Prototypes reachable only through an instance (Intl's Segments and their iterator) too.
+  await upload("intl", `export function score() {
+    const segments = new Intl.Segmenter().segment("a");
+    let before = 0;
+    for (const p of [Object.getPrototypeOf(segments), Object.getPrototypeOf(segments[Symbol.iterator]())]) {
+      before += p.leak === undefined ? 0 : 1;
+      try { p.leak = 1; } catch {}
+    }
+    return before === 0 ? 1 : 0; }`);
+  for (let i = 0; i < 3; i++) assert.equal((await score("custom:intl")).reward, 1, "a prototype kept an earlier item's property");
   // RegExp and RegExp.prototype stay unfrozen (V8's fast regex paths need them so); an item that
   // changes them retires the isolate, so no later item sees the change, queued ones included.
   await upload("regexp", `export function score({ response }) {
