@@ -119,8 +119,8 @@ async function pickProcessBackend(c: SandboxConfig, onWarning?: OnWarning): Prom
 export async function selectSandbox(c: SandboxConfig, onWarning?: OnWarning): Promise<SandboxChoice> {
   const main = await pickProcessBackend(c, onWarning);
   if (c.backend === "none") return main;
-  const { openJs } = await import("./js/index.js");
-  const js = await openJs();
+  const { openJsProcess } = await import("./js/process.js");
+  const js = await openJsProcess();
   const py = c.python === "python" ? undefined : c.python;
   const pyNote = py ? `; plain python programs run in ${py} (ASSAY_SANDBOX_PYTHON)` + (main.sandbox?.languages.includes(py) ? "" : `, whose image is not built: ${notBuiltReason(py)}`) : "";
   if (!js.sandbox) return { sandbox: main.sandbox && py ? new CompositeSandbox([main.sandbox], undefined, py) : main.sandbox, note: `${main.note}; ${js.note}${pyNote}` };

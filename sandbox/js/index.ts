@@ -307,12 +307,15 @@ function resultOf(raw: unknown): { out: string; err: string; over: boolean; code
 export class JsSandbox implements Sandbox {
   readonly name = "js";
   readonly languages = ["javascript"] as const;
-  constructor(private readonly ivm: Ivm) {}
+  constructor(
+    private readonly ivm: Ivm,
+    private readonly onCatastrophicError?: (message: string) => void,
+  ) {}
 
   async run(req: RunRequest): Promise<RunOutcome> {
     const limits = limitsOf(req);
     const t0 = performance.now();
-    const isolate = new this.ivm.Isolate({ memoryLimit: Math.max(8, Math.min(limits.memoryMb, 4096)) });
+    const isolate = new this.ivm.Isolate({ memoryLimit: Math.max(8, Math.min(limits.memoryMb, 4096)), ...(this.onCatastrophicError && { onCatastrophicError: this.onCatastrophicError }) });
     const base = { exitCode: null, signal: null, stdout: "", stderr: "", truncated: false };
     try {
       const context = await isolate.createContext();
@@ -365,11 +368,16 @@ export class JsSandbox implements Sandbox {
   async close(): Promise<void> {}
 }
 
-export async function openJs(): Promise<{ sandbox: JsSandbox | null; note: string }> {
+/**
+ * isolated-vm's isolates in this process. The server runs them in a process of their own
+ * (process.ts, `openJsProcess`), since V8 can abort the process an isolate lives in; this one is
+ * that process's, and the tests'.
+ */
+export async function openJs(o: { onCatastrophicError?: (message: string) => void } = {}): Promise<{ sandbox: JsSandbox | null; note: string }> {
   try {
     const mod = (await import("isolated-vm")) as unknown as { default?: Ivm } & Ivm;
     const ivm = (mod.default ?? mod) as Ivm;
-    return { sandbox: new JsSandbox(ivm), note: "js: isolated-vm isolates for JavaScript" };
+    return { sandbox: new JsSandbox(ivm, o.onCatastrophicError), note: "js: isolated-vm isolates for JavaScript" };
   } catch (e) {
     return { sandbox: null, note: `js: isolated-vm is not available (${(e as Error).message.split("\n")[0]}); JavaScript cannot run` };
   }

@@ -356,10 +356,11 @@ describe("code verifier in the docker sandbox", { skip: opened.skip }, () => {
   });
 });
 
-describe("JavaScript through the js backend (isolated-vm)", async () => {
-  const { openJs } = await import("../../sandbox/js/index.js");
+describe("JavaScript through the js backend (isolated-vm, in a process of its own as the server runs it)", async () => {
+  const { openJsProcess } = await import("../../sandbox/js/process.js");
   const { CompositeSandbox } = await import("../../sandbox/index.js");
-  const js = (await openJs()).sandbox;
+  const js = (await openJsProcess()).sandbox;
+  after(() => js?.close());
   const sb = js ? new CompositeSandbox([js], "no Docker engine answers; install Docker or bubblewrap") : null;
   const services = testServices({ sandbox: fakeSandbox(sb) });
   const ref = { inputs: ["2 3\n", "10 -4\n"], outputs: ["5\n", "6\n"] };
@@ -369,6 +370,13 @@ describe("JavaScript through the js backend (isolated-vm)", async () => {
     assert.equal((await run("const [a, b] = readline().split(' ').map(Number); console.log(a - b)")).reward, 0);
     const loop = await run("while (true) {}");
     assert.equal((loop.details as any).tests[0].status, "time_limit");
+  });
+  test("a Map grown past its heap limit earns 0 (it aborted the server's process when isolates ran there)", { skip: js ? false : "isolated-vm unavailable" }, async () => {
+    const bomb = await verifyDirect(code, { response: "```js\nconst m = new Map(); for (let i = 0; ; i++) m.set(i, i);\n```", reference: ref, options: { language: "javascript", time_limit_ms: 5000, memory_mb: 32 } }, { services });
+    assert.equal(bomb.reward, 0);
+    assert.equal((bomb.details as any).tests[0].status, "memory_limit", JSON.stringify(bomb.details));
+    const fine = await verifyDirect(code, { response: "```js\nconst [a, b] = readline().split(' ').map(Number); console.log(a + b)\n```", reference: ref, options: { language: "javascript" } }, { services });
+    assert.equal(fine.reward, 1, "still serving");
   });
   // HumanEval-X's JavaScript shape (JavaScript/0): the prompt's declaration, the completion, and
   // a test that calls console.assert, which prints "Assertion failed" and goes on, as Node's does.
