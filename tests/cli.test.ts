@@ -129,3 +129,57 @@ test("score says how many items of a file have an empty gold result (sql), and w
   assert.deepEqual(results.map((r) => [r.reward, r.details.gold_empty]), [[1, true], [1, true], [1, false]]);
   assert.match(stderr, /2 items have an empty gold result .*empty_gold to "zero" or "invalid"/);
 });
+
+test("score reads lines as POST /jobs does: BOM, CRLF, a lone \\r inside a line, a raw NUL", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "assay-cli-bom-"));
+  const input = join(dir, "in.jsonl");
+  const item = (id: number, response: string, reference: string) => JSON.stringify({ id, verifier: "exact", response, reference });
+  writeFileSync(
+    input,
+    "\uFEFF" + item(1, "a", "a") + "\r\n" +
+      item(2, "b", "a") + "\r\n" +
+      '{"id":3,\r"verifier":"exact","response":"a","reference":"a"}\r\n' + // a lone \r is JSON whitespace, no line break
+      '{"id":4,"verifier":"exact","response":"x\0y","reference":"x\\ufffdy"}\r\n' + // the server reads a raw NUL as U+FFFD
+      item(5, "a", "a"),
+  );
+  const out = join(dir, "out.jsonl");
+  const { stderr } = await cli(["score", input, "-o", out]);
+  const results = readFileSync(out, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
+  assert.equal(results.length, 5, "one result per line");
+  assert.deepEqual(results.map((r) => r.id), [1, 2, 3, 4, 5]);
+  assert.deepEqual(results.map((r) => r.status), ["ok", "ok", "ok", "ok", "ok"]);
+  assert.deepEqual(results.map((r) => r.reward), [1, 0, 1, 1, 1]);
+  assert.match(stderr, /scored 5 lines/);
+});
+
+test("score: a line nested past ASSAY_MAX_DEPTH is an invalid result naming the depth, and the rest is scored", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "assay-cli-deep-"));
+  const input = join(dir, "in.jsonl");
+  const deep = '{"verifier":"json","response":"[]","reference":' + "[".repeat(2000) + "]".repeat(2000) + "}";
+  writeFileSync(input, deep + "\n" + JSON.stringify({ id: 2, verifier: "exact", response: "a", reference: "a" }) + "\n");
+  const out = join(dir, "out.jsonl");
+  await cli(["score", input, "-o", out]);
+  const results = readFileSync(out, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
+  assert.equal(results.length, 2);
+  assert.equal(results[0].status, "invalid");
+  assert.equal(results[0].details.line, 1);
+  assert.match(results[0].reason, /line 1 is nested deeper than 64 levels/);
+  assert.equal(results[1].id, 2);
+  assert.equal(results[1].reward, 1);
+});
+
+test("countLines streams bytes: \\n only, CRLF, no trailing newline, many chunks", async () => {
+  const { countLines } = await import("../src/cli/score.js");
+  const dir = mkdtempSync(join(tmpdir(), "assay-cli-count-"));
+  const file = (name: string, text: string | Buffer) => {
+    writeFileSync(join(dir, name), text);
+    return join(dir, name);
+  };
+  assert.deepEqual(await countLines(join(dir, "missing")), { newlines: 0, lines: 0, wholeBytes: 0, size: 0 });
+  assert.deepEqual(await countLines(file("empty", "")), { newlines: 0, lines: 0, wholeBytes: 0, size: 0 });
+  assert.deepEqual(await countLines(file("crlf", "a\r\nb\r\nc")), { newlines: 2, lines: 3, wholeBytes: 6, size: 7 });
+  assert.deepEqual(await countLines(file("lone-cr", "a\rb\r\n")), { newlines: 1, lines: 1, wholeBytes: 5, size: 5 });
+  // Past one read chunk (64 KiB), the last line cut off.
+  const big = "x\r\n".repeat(100_000) + "tail";
+  assert.deepEqual(await countLines(file("big", big)), { newlines: 100_000, lines: 100_001, wholeBytes: 300_000, size: 300_004 });
+});

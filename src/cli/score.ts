@@ -4,9 +4,8 @@
  * a JSON object becomes an `invalid` result; no line is ever lost. `--resume` continues a run
  * that stopped: lines already in the output are kept and skipped.
  */
-import { createReadStream, createWriteStream, existsSync, readFileSync, statSync } from "node:fs";
+import { createReadStream, createWriteStream, existsSync, statSync, truncateSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { createInterface } from "node:readline";
 import { once } from "node:events";
 import cliProgress from "cli-progress";
 import pLimit from "p-limit";
@@ -15,6 +14,8 @@ import { formatSeconds } from "./format.js";
 import type { RewardResult } from "../core/types.js";
 import { loadConfig, SETTINGS } from "../core/config.js";
 import { createRuntime } from "../core/runtime.js";
+import { lineText, tooDeep } from "../jobs/chunk.js";
+import { lines as jsonlLines } from "../server/routes/jobs.js";
 
 export interface ScoreArgs {
   input: string;
@@ -44,14 +45,40 @@ export interface ScoreSummary {
 /** How many invalid lines the summary names on stderr (the output file has every one). */
 const SHOWN_INVALID = 5;
 
-function countLines(path: string): number {
-  if (!existsSync(path)) return 0;
-  const text = readFileSync(path, "utf8");
-  // Only whole lines count: a line cut off by a crash is rewritten.
-  return text.endsWith("\n") ? text.split("\n").length - 1 : Math.max(0, text.split("\n").length - 1);
+export interface LineCount {
+  /** Newline bytes (0x0a): the file's whole lines. */
+  newlines: number;
+  /** Lines as a reader sees them: the whole ones plus a last one with no newline, if any. */
+  lines: number;
+  /** Byte offset just past the last newline (0 if none): where a cut-off last line starts. */
+  wholeBytes: number;
+  size: number;
 }
 
-function parseLine(line: string, lineNo: number, defaultVerifier?: string): { item: unknown } | { result: RewardResult } {
+/**
+ * Counts a file's lines by streaming its bytes (never one string: a file over ~512 MiB is more
+ * than a JS string holds). A missing file has none. `\r` is no line break, as for POST /jobs.
+ */
+export async function countLines(path: string): Promise<LineCount> {
+  const count: LineCount = { newlines: 0, lines: 0, wholeBytes: 0, size: 0 };
+  if (!existsSync(path)) return count;
+  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
+    let at = chunk.indexOf(0x0a);
+    while (at >= 0) {
+      count.newlines++;
+      count.wholeBytes = count.size + at + 1;
+      at = chunk.indexOf(0x0a, at + 1);
+    }
+    count.size += chunk.length;
+  }
+  count.lines = count.newlines + (count.size > count.wholeBytes ? 1 : 0);
+  return count;
+}
+
+function parseLine(line: string, lineNo: number, maxDepth: number, defaultVerifier?: string): { item: unknown } | { result: RewardResult } {
+  // Nesting past ASSAY_MAX_DEPTH is refused before parsing, as the server does: deeper JSON
+  // overflows the stack of whatever walks it.
+  if (tooDeep(line, maxDepth)) return { result: invalid(lineNo, `line ${lineNo} is nested deeper than ${maxDepth} levels; flatten it (or raise ASSAY_MAX_DEPTH)`) };
   let value: unknown;
   try {
     value = JSON.parse(line);
@@ -105,17 +132,13 @@ export async function score(args: ScoreArgs): Promise<ScoreSummary> {
     await runtime.close();
     throw new Error(`--verifier: ${unknown}`);
   }
-  const skip = args.resume ? countLines(args.output) : 0;
-  if (args.resume && skip > 0) {
-    // Drop a partial last line, if any, before appending.
-    const text = readFileSync(args.output, "utf8");
-    if (!text.endsWith("\n")) {
-      const { writeFileSync } = await import("node:fs");
-      writeFileSync(args.output, text.slice(0, text.lastIndexOf("\n") + 1));
-    }
-  }
+  // Only whole lines of the output count: a line cut off by a crash is rewritten.
+  const done = args.resume ? await countLines(args.output) : undefined;
+  const skip = done?.newlines ?? 0;
+  // Drop a partial last line, if any, before appending.
+  if (done && skip > 0 && done.size > done.wholeBytes) truncateSync(args.output, done.wholeBytes);
   const out = createWriteStream(args.output, { flags: args.resume ? "a" : "w" });
-  const total = countLines(args.input) + (readFileSync(args.input, "utf8").endsWith("\n") ? 0 : 1);
+  const total = (await countLines(args.input)).lines;
   const bar = args.progress
     ? new cliProgress.SingleBar(
         { format: "scoring |{bar}| {value}/{total} lines | {rate} lines/s | ETA {eta_formatted} | mean reward {mean}", etaBuffer: 200, formatTime: (t: number | string) => formatSeconds(t) },
@@ -144,11 +167,13 @@ export async function score(args: ScoreArgs): Promise<ScoreSummary> {
     });
   };
 
-  const rl = createInterface({ input: createReadStream(args.input, "utf8"), crlfDelay: Infinity });
+  // Lines exactly as POST /jobs reads them: split on `\n` only (a lone `\r` is JSON whitespace),
+  // a leading BOM dropped, then lineText.
   let lineNo = 0;
   let blanks = 0; // blank lines not yet placed: placed when an item follows, dropped at the end
-  for await (const line of rl) {
+  for await (const raw of jsonlLines(createReadStream(args.input), Infinity)) {
     lineNo++;
+    const line = lineText(raw);
     if (lineNo <= skip) continue;
     if (!line.trim()) {
       blanks++;
@@ -158,7 +183,7 @@ export async function score(args: ScoreArgs): Promise<ScoreSummary> {
       pending.push(Promise.resolve(blankLine(lineNo - blanks)));
       while (pending.length >= window) await write(await pending.shift()!);
     }
-    const parsed = parseLine(line, lineNo, args.verifier);
+    const parsed = parseLine(line, lineNo, config.maxDepth, args.verifier);
     pending.push("result" in parsed ? Promise.resolve(parsed.result) : limit(() => scorer.score(parsed.item)));
     // Results leave in input order; the window keeps memory bounded.
     while (pending.length >= window) await write(await pending.shift()!);

@@ -26,6 +26,16 @@ function invalid(idx: number, reason: string): RewardResult {
   return { id: null, verifier: "", reward: null, status: "invalid", reason, details: { index: idx }, elapsed_ms: 0 };
 }
 
+/**
+ * A JSONL line as a job reads it (POST /jobs and `assay score` alike): a trailing `\r` (CRLF)
+ * dropped, and a raw NUL (never valid in JSON text, and not storable in PostgreSQL's text) read
+ * as U+FFFD, as an invalid UTF-8 byte is: the same item on every store.
+ */
+export function lineText(line: string): string {
+  const text = line.endsWith("\r") ? line.slice(0, -1) : line;
+  return text.includes("\0") ? text.replaceAll("\0", "\uFFFD") : text;
+}
+
 /** True when the JSON text nests deeper than `maxDepth` (ASSAY_MAX_DEPTH, as for request bodies); one linear pass. */
 export function tooDeep(text: string, maxDepth: number): boolean {
   return jsonDepth(text, maxDepth) > maxDepth;

@@ -14,7 +14,7 @@ import type { Config } from "../core/config.js";
 import type { Scorer } from "../core/scorer.js";
 import type { RewardResult } from "../core/types.js";
 import { FINISHED, type JobRow, type JobStore, type Store } from "../store/index.js";
-import { chunkId as chunkName, groupOf, scoreChunk, tooDeep } from "./chunk.js";
+import { chunkId as chunkName, groupOf, lineText, scoreChunk, tooDeep } from "./chunk.js";
 import { summarize, type JobOptions } from "./summary.js";
 import type { ChunkData, ChunkReturn } from "./queue.js";
 
@@ -131,10 +131,7 @@ export class JobService {
         let text: string;
         let parsed: unknown;
         if (typeof entry === "string") {
-          text = entry.endsWith("\r") ? entry.slice(0, -1) : entry;
-          // A raw NUL (never valid in JSON text, and not storable in PostgreSQL's text) reads as
-          // U+FFFD, as an invalid UTF-8 byte does: the same item on every store.
-          if (text.includes("\0")) text = text.replaceAll("\0", "\uFFFD");
+          text = lineText(entry);
           if (!text.trim()) {
             blanks++;
             continue;
