@@ -36,7 +36,7 @@ class SabPool {
   private queue: Job[] = [];
   private scheduled = false;
   constructor() {
-    const boot = fileURLToPath(new URL("../verifiers/math/worker-boot.mjs", import.meta.url));
+    const boot = fileURLToPath(new URL("../src/core/worker-boot.mjs", import.meta.url));
     const file = fileURLToPath(new URL("./math-sab-worker.ts", import.meta.url));
     for (let i = 0; i < THREADS; i++) {
       const sab = new SharedArrayBuffer(SLOTS * SLOT_BYTES);

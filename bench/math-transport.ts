@@ -86,7 +86,7 @@ async function main(): Promise<void> {
   const warm = Number(arg("--warm") ?? 10), set = (arg("--set") ?? "ordinary") as SetName;
   const tasks = tasksOf(set);
   const init: Init = { transportBench: true, set, file: fileURLToPath(import.meta.url), ctrl: new SharedArrayBuffer(64), req: new SharedArrayBuffer(2 * SLOT), res: new SharedArrayBuffer(2 * SLOT) };
-  const boot = fileURLToPath(new URL("../verifiers/math/worker-boot.mjs", import.meta.url));
+  const boot = fileURLToPath(new URL("../src/core/worker-boot.mjs", import.meta.url));
   const w = new Worker(boot, { workerData: init, execArgv: workerExecArgv() });
   w.on("error", (e) => { console.error(e); process.exit(1); });
   const reply = <T>(m: Ask) => new Promise<T>((res) => { w.once("message", res); w.postMessage(m); });

@@ -42,7 +42,7 @@ function loop(set: Task[], secs: number): Loop {
 export class LoopThreads {
   private readonly workers: Worker[];
   constructor(set: SetName, threads: number) {
-    const boot = fileURLToPath(new URL("../verifiers/math/worker-boot.mjs", import.meta.url));
+    const boot = fileURLToPath(new URL("../src/core/worker-boot.mjs", import.meta.url));
     const file = fileURLToPath(import.meta.url);
     // tsx's hooks, not V8 flags (a worker refuses those: they are the process's)
     const execArgv = workerExecArgv();

@@ -28,9 +28,8 @@ function loop(secs: number): number {
 
 async function main(): Promise<void> {
   const self = fileURLToPath(import.meta.url);
-  const boot = (name: string) => fileURLToPath(new URL(`../verifiers/math/${name}`, import.meta.url));
   const ways: [string, Worker][] = [
-    ["worker, ES module (worker-boot.mjs, the pool's way)", new Worker(boot("worker-boot.mjs"), { workerData: { file: self }, execArgv: process.execArgv, resourceLimits: { maxOldGenerationSizeMb: 512 } })],
+    ["worker, ES module (worker-boot.mjs, the pool's way)", new Worker(fileURLToPath(new URL("../src/core/worker-boot.mjs", import.meta.url)), { workerData: { file: self }, execArgv: process.execArgv, resourceLimits: { maxOldGenerationSizeMb: 512 } })],
     ["worker, through require() (tsx's CommonJS transform)", new Worker(fileURLToPath(new URL("./math-worker-require.cjs", import.meta.url)), { workerData: { file: self }, execArgv: process.execArgv, resourceLimits: { maxOldGenerationSizeMb: 512 } })],
   ];
   const ask = (w: Worker) => new Promise<number>((res, rej) => { w.once("message", res); w.once("error", rej); w.postMessage(1); });

@@ -1,5 +1,5 @@
 /** The json verifier: extraction, schema, field-wise credit, hostile input, HTTP. */
-import { test, describe } from "node:test";
+import { test, describe, after } from "node:test";
 import assert from "node:assert/strict";
 import request from "supertest";
 import { json } from "./index.js";
@@ -207,5 +207,110 @@ describe("over HTTP", () => {
     assert.deepEqual(res.body.results.map((r: { status: string }) => r.status), ["ok", "ok", "invalid"]);
     assert.deepEqual(res.body.results.slice(0, 2).map((r: { reward: number }) => r.reward), [1, 0]);
   });
+  test("a primitive answer and a 2^20-branch validation over HTTP: both ok, neither null", async () => {
+    const { app } = await testApp();
+    const S = { $defs: { n: { oneOf: [{ type: "object", properties: { kind: { const: "a" }, c: { $ref: "#/$defs/n" } } }, { type: "object", properties: { kind: { const: "b" }, c: { $ref: "#/$defs/n" } } }] } }, $ref: "#/$defs/n" };
+    const res = await request(app).post("/reward/batch").send({
+      items: [
+        { verifier: "json", response: "```json\n42\n```", reference: { expected: 42 } },
+        { verifier: "json", response: '{"c":'.repeat(20) + '{"v":1}' + "}".repeat(20), reference: { schema: S } },
+      ],
+    });
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body.results.map((r: { status: string; reward: number }) => [r.status, r.reward]), [["ok", 1], ["ok", 0]]);
+    assert.match(res.body.results[1].reason, /took over/);
+  });
 });
 
+
+describe("a bare string, number, boolean or null can be the answer", () => {
+  test("when the expected value is one: from a ```json fence or the whole completion", async () => {
+    // Before: "no JSON object or array in the completion", 0, for every one of these.
+    const cases: [string, unknown][] = [
+      ["```json\n42\n```", 42], ['"Ada"', "Ada"], ["  -3.5e2 \n", -350], ["```json\ntrue\n```", true], ["null", null],
+      ['<think>maybe 7</think>\n```json\n"Ada"\n```', "Ada"], ["Here it is:\n```\n42\n```", 42],
+    ];
+    for (const [response, expected] of cases) {
+      const out = await run(response, { expected });
+      assert.equal(out.reward, 1, `${response}: ${out.reason}`);
+    }
+  });
+  test("when the schema admits one", async () => {
+    assert.equal((await run("42", { schema: { type: "number" } })).reward, 1);
+    assert.equal((await run("```json\n\"x\"\n```", { schema: { type: ["string", "null"] } })).reward, 1);
+    assert.equal((await run("```json\n\"x\"\n```", { schema: { type: "number" } })).reward, 0);
+    assert.equal((await run("7", { schema: { anyOf: [{ type: "object" }, { enum: [7, 8] }] } })).reward, 1);
+  });
+  test("prose is never searched for a bare value; containers still read as before", async () => {
+    for (const response of ["The answer is 42.", "42 or 43", "I think 42\n```python\nprint(42)\n```"]) {
+      const out = await run(response, { expected: 42 });
+      assert.equal(out.reward, 0, response);
+      assert.match(out.reason, /no JSON/);
+    }
+    // a schema that does not name a bare type does not read one: {"required": [...]} means an object
+    assert.equal((await run("42", { schema: { required: ["a"] } })).reward, 0);
+    // extractJson (tool_call's) still reads objects and arrays only
+    assert.equal(extractJson("42").ok, false);
+    assert.equal(extractJson("```json\n42\n```").ok, false);
+    assert.deepEqual((extractJson('x ```json\n{"a":1}\n```') as { value: unknown }).value, { a: 1 });
+  });
+});
+
+describe("a schema that recurses is validated off the event loop, with a budget", () => {
+  after(() => json.close?.());
+  // A tree-shaped schema whose node types are a oneOf: Ajv tries both branches at every level.
+  const S = { $defs: { n: { oneOf: [
+    { type: "object", properties: { kind: { const: "a" }, c: { $ref: "#/$defs/n" } } },
+    { type: "object", properties: { kind: { const: "b" }, c: { $ref: "#/$defs/n" } } },
+  ] } }, $ref: "#/$defs/n" };
+  const nested = (d: number) => '{"c":'.repeat(d) + '{"v":1}' + "}".repeat(d);
+  test("a shallow answer is validated as before", async () => {
+    const ok = '{"kind":"a","c":{"kind":"b","c":{"kind":"a"}}}';
+    const good = await run(ok, { schema: S });
+    assert.equal(good.reward, 1, good.reason);
+    const bad = await run(nested(3), { schema: S });
+    assert.equal(bad.reward, 0);
+    assert.match(bad.reason, /violates the schema/);
+  });
+  test("2^20 branches: scores 0 with a reason within the budget, and the event loop keeps running", async () => {
+    // Before: 4-5 s with the event loop held throughout (/healthz blocked), d=16 440 ms.
+    await run(nested(2), { schema: S }); // the thread is started
+    // The longest the event loop was held, the least of up to three rounds, under 250 ms: an
+    // idle machine reads ~20-40 ms, but a 2-core CI machine at load 7 read up to ~130 ms in every
+    // round for its neighbours' sake; the old code held it 4-5 s in every round.
+    let least = Infinity;
+    for (let round = 0; round < 3 && least >= 100; round++) {
+      let maxGap = 0;
+      let last = performance.now();
+      const iv = setInterval(() => {
+        const now = performance.now();
+        maxGap = Math.max(maxGap, now - last);
+        last = now;
+      }, 1);
+      try {
+        for (const d of [20, 24]) {
+          const t0 = performance.now();
+          const out = await run(nested(d), { schema: S });
+          const ms = performance.now() - t0;
+          assert.equal(out.reward, 0, out.reason);
+          assert.match(out.reason, /took over \d+ ms \(it nests \d+ levels/);
+          // its budget, and the wait for the thread that replaces the one terminated before it
+          assert.ok(ms < 5000, `${ms.toFixed(0)} ms`);
+        }
+      } finally {
+        clearInterval(iv);
+      }
+      least = Math.min(least, maxGap);
+    }
+    assert.ok(least < 250, `event loop held ${least.toFixed(0)} ms`);
+    // the thread was replaced: the next item is validated
+    assert.equal((await run('{"kind":"a"}', { schema: S })).reward, 1);
+  });
+  test("an ordinary schema, $defs and all, is validated in place (no thread, no promise)", () => {
+    const pydantic = { $defs: { Addr: { type: "object", properties: { city: { type: "string" } } } }, type: "object", properties: { home: { $ref: "#/$defs/Addr" }, work: { $ref: "#/$defs/Addr" } } };
+    const out = json.verify({ verifier: "json", response: '{"home":{"city":"London"}}', reference: { schema: pydantic },
+      options: { partial_credit: true, unordered_arrays: false, abs_tol: 0, rel_tol: 0, case_sensitive: true, trim_strings: false, extra: "ignore", strip_think: true, max_chars: 32768, max_depth: 64, max_steps: 200000 } }, {} as never);
+    assert.ok(!(out instanceof Promise));
+    assert.equal(out.reward, 1);
+  });
+});

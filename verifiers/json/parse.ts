@@ -82,16 +82,57 @@ export function parseJsonText(text: string, limits: JsonLimits = DEFAULT_LIMITS)
   }
 }
 
-/** The bodies of the ```json (or bare ```) fences whose body starts like JSON, in text order. */
-function fencedJson(text: string): { body: string; start: number }[] {
+/**
+ * The bodies of the ```json (or bare ```) fences whose body starts like a JSON object or array
+ * (with `primitives`, like any JSON value), in text order.
+ */
+function fencedJson(text: string, primitives = false): { body: string; start: number }[] {
   const found: { body: string; start: number }[] = [];
   for (const f of pairedFences(text)) {
     if (f.lang !== "" && f.lang !== "json" && f.lang !== "jsonc" && f.lang !== "json5") continue;
     const body = f.body.trim();
-    if (body.startsWith("{") || body.startsWith("[")) found.push({ body, start: f.bodyStart + f.body.indexOf(body[0]) });
+    if (body.startsWith("{") || body.startsWith("[") || (primitives && startsLikePrimitive(body))) found.push({ body, start: f.bodyStart + f.body.indexOf(body[0]) });
   }
   return found;
 }
+
+/** Whether `s` begins the way a JSON string, number, boolean or null does. */
+function startsLikePrimitive(s: string): boolean {
+  const c = s.charCodeAt(0);
+  return c === QUOTE || c === 45 /* - */ || (c >= 48 && c <= 57) || c === 116 /* t */ || c === 102 /* f */ || c === 110 /* n */;
+}
+
+/**
+ * Like `extractJson`, but a string, number, boolean or null can be the answer too, for callers
+ * whose expected answer is one: the last of the last `maxCandidates` ```json (or bare ```)
+ * fences whose whole body is one JSON value (any type), else the whole text when it is exactly
+ * one JSON value (surrounding whitespace aside), else `extractJson`'s search for an object or
+ * array. Free prose is never searched for a bare value ("I think 42, or maybe 7" gives none): a
+ * number in prose is not a structured answer. Linear: each fence body and the whole text are
+ * parsed at most once, after the same size and depth checks.
+ */
+export function extractJsonValue(text: string, limits: JsonLimits = DEFAULT_LIMITS, maxCandidates = 8): Parsed {
+  if (text.length > limits.maxChars) return { ok: false, reason: `completion longer than ${limits.maxChars} characters` };
+  const fenced = fencedJson(text, true);
+  for (let k = fenced.length - 1; k >= 0 && k >= fenced.length - maxCandidates; k--) {
+    const f = fenced[k];
+    const p = parseJsonText(f.body, limits);
+    if (p.ok) return { ...p, start: f.start, end: f.start + f.body.length };
+  }
+  const whole = text.trim();
+  if (startsLikePrimitive(whole)) {
+    const p = parseJsonText(whole, limits);
+    if (p.ok) {
+      const start = text.indexOf(whole[0]);
+      return { ...p, start, end: start + whole.length };
+    }
+  }
+  const p = extractJson(text, limits, maxCandidates);
+  if (!p.ok && p.reason === NO_CONTAINER) return { ok: false, reason: "no JSON value in the completion (a bare string, number, boolean or null counts only as the whole completion or a ```json fence's whole body)" };
+  return p;
+}
+
+const NO_CONTAINER = "no JSON object or array in the completion";
 
 /**
  * The JSON value a completion gives: the last fenced ```json block whose body parses (of the
@@ -116,7 +157,7 @@ export function extractJson(text: string, limits: JsonLimits = DEFAULT_LIMITS, m
     const p = parseJsonText(f.body, limits);
     if (p.ok) return { ...p, start: f.start, end: f.start + f.body.length };
   }
-  let lastReason = "no JSON object or array in the completion";
+  let lastReason = NO_CONTAINER;
   // Openings that never close each cost a scan to the end: at most maxCandidates of them. Spans
   // that close but do not parse do not overlap (the search resumes after each), so together
   // they cost one pass; a failed parse throws, which costs microseconds: at most

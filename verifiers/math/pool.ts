@@ -34,7 +34,7 @@ export function workerFile(): string {
 }
 
 /** Starts a .ts worker as an ES module under tsx's ESM hooks: see worker-boot.mjs. */
-const BOOT = fileURLToPath(new URL("./worker-boot.mjs", import.meta.url));
+const BOOT = fileURLToPath(new URL("../../src/core/worker-boot.mjs", import.meta.url));
 
 /** Most items in one chunk: a few ms of work for ordinary answers, so a thread is never held long. */
 export const MAX_CHUNK = 64;
