@@ -444,6 +444,16 @@ async function timed<T>(f: () => Promise<T>): Promise<[T, number]> {
   return [out, best];
 }
 
+test("256 keywords fold the response once: 64 KiB of Greek under 256 forbidden words (it held the loop 3.3 s)", async () => {
+  const words = Array.from({ length: 256 }, (_, i) => `word${i}`);
+  let n = 0;
+  const [out, ms] = await timed(() =>
+    verifyDirect(ifeval, { response: "Σ".repeat(65_000) + n++, reference: { instruction_id_list: ["keywords:forbidden_words", "keywords:existence"], kwargs: [{ forbidden_words: words }, { keywords: words.slice(0, 128) }] } }),
+  );
+  assert.match(out.reason, /not followed: keywords:existence$/); // none of the words is there
+  assert.ok(ms < 600, `${ms.toFixed(0)} ms of CPU`);
+});
+
 describe("where JavaScript's text functions differ from Python's", () => {
   // Expected values: the official checkers' expressions run in Python 3.11 on these responses
   // (re.split for paragraphs and sections, collections.Counter for letters).
