@@ -5,6 +5,9 @@ import { afterThink } from "../../src/core/completion.js";
 import { DEFAULT_LIMITS } from "../json/parse.js";
 import { bestPairs, inBox, iou, readTuples, type Box, type Point } from "./geometry.js";
 
+/** The largest max_response_chars: the longest completion read (and the default). */
+export const IOU_MAX_CHARS = 262_144;
+
 const BoxT = Type.Array(Type.Number(), { minItems: 4, maxItems: 4, description: "[x1, y1, x2, y2]" });
 
 /** The text inside the last <answer>…</answer>, if there is one. */
@@ -28,7 +31,9 @@ export const iouVerifier = defineVerifier({
       iou_threshold: Type.Number({ default: 0.5, minimum: 0, maximum: 1 }),
       max_predictions: Type.Integer({ default: 100, minimum: 1, maximum: 1000, description: "more boxes/points than this score 0" }),
       strip_think: Type.Boolean({ default: true }),
-      max_response_chars: Type.Integer({ default: 262_144, minimum: 1, maximum: 1_048_576 }),
+      // At most 262,144: reading a completion (extractJson, then tuplesFromText) is one block of
+      // work on the event loop, 10-35 ms at this size; 1 MiB of "```json\n[1\n```\n" held it 0.45 s.
+      max_response_chars: Type.Integer({ default: IOU_MAX_CHARS, minimum: 1, maximum: IOU_MAX_CHARS, description: "a longer response scores 0 (bounds the work per item)" }),
     },
     { additionalProperties: false },
   ),

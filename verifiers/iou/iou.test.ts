@@ -2,7 +2,7 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import request from "supertest";
-import { iouVerifier } from "./index.js";
+import { iouVerifier, IOU_MAX_CHARS } from "./index.js";
 import { bestPairs, iou, tuplesFromText } from "./geometry.js";
 import { testApp, verifyDirect, fastestCpu as fastest } from "../../tests/helpers.js";
 import { InvalidItemError } from "../../src/core/types.js";
@@ -133,3 +133,20 @@ describe("over HTTP", () => {
   });
 });
 
+
+describe("max_response_chars is at most 262,144", () => {
+  test("a 1 MiB completion cannot be asked for; one at the cap holds the event loop briefly", async () => {
+    await assert.rejects(run("[0,0,1,1]", [0, 0, 1, 1], { max_response_chars: 1_048_576 }), InvalidItemError);
+    const unit = "```json\n[1\n```\n";
+    const response = unit.repeat(Math.floor(IOU_MAX_CHARS / unit.length));
+    await run(response.slice(0, 20_000), [0, 0, 10, 10]);
+    let last = performance.now();
+    let gap = 0;
+    const timer = setInterval(() => { const now = performance.now(); gap = Math.max(gap, now - last); last = now; }, 1);
+    const out = await run(response, [0, 0, 10, 10], { max_response_chars: IOU_MAX_CHARS });
+    gap = Math.max(gap, performance.now() - last);
+    clearInterval(timer);
+    assert.equal(out.reward, 0);
+    assert.ok(gap < 100, `the event loop waited ${gap.toFixed(0)} ms`); // 1 MiB of these held /healthz 446 ms
+  });
+});

@@ -8,8 +8,8 @@
  * Every regex here is a single character class (or a class followed by one literal), so each pass
  * is linear in the input; callers cap the input length before calling.
  */
-import { pyRstrip, pySplit } from "./pystr.js";
-import { overlapMax, RefCache, RefIndex } from "./ngrams.js";
+import { isPyWhitespace, pyRstrip, pySplit } from "./pystr.js";
+import { mapWork, overlapMax, piecesOf, RefCache, RefIndex, type Work, runSync } from "./ngrams.js";
 
 export type SmoothMethod = "exp" | "floor" | "add-k" | "none";
 export type BleuTokenizer = "13a" | "none";
@@ -45,22 +45,41 @@ const RE_DASH_AFTER_DIGIT = /([0-9])(-)/g;
 
 /** sacreBLEU's `Tokenizer13a`. */
 export function tokenize13a(line: string): string {
+  return rules13a(unescape13a(line));
+}
+
+/** The substitutions of 13a that read more than two characters: on the whole line, first. */
+function unescape13a(line: string): string {
   line = line.replaceAll("<skipped>", "").replaceAll("-\n", "").replaceAll("\n", " ");
   if (line.includes("&")) {
     line = line.replaceAll("&quot;", '"').replaceAll("&amp;", "&").replaceAll("&lt;", "<").replaceAll("&gt;", ">");
   }
+  return line;
+}
+
+/**
+ * The tokens of `tokenize13a(line)`, as Work: after the whole-line substitutions, the four
+ * rules run on pieces cut right before a whitespace character. Each rule reads at most two
+ * adjacent characters, treats every whitespace character alike (none is a digit, "." "," or
+ * "-"), and turns whitespace into whitespace, and each piece is padded with spaces as the line
+ * is: so the pieces' tokens are the line's (checked against tokenize13a in the tests).
+ */
+export function* tokens13aWork(line: string): Work<string[]> {
+  const out: string[] = [];
+  for (const piece of piecesOf(unescape13a(line), isPyWhitespace)) {
+    for (const t of pySplit(rules13a(piece))) out.push(t);
+    yield;
+  }
+  return out;
+}
+
+function rules13a(line: string): string {
   line = ` ${line} `;
   line = line.replace(RE_PUNCT, " $1 ");
   line = line.replace(RE_PERIOD_COMMA_AFTER_NONDIGIT, "$1 $2 ");
   line = line.replace(RE_PERIOD_COMMA_BEFORE_NONDIGIT, " $1 $2");
   line = line.replace(RE_DASH_AFTER_DIGIT, "$1 $2 ");
   return pySplit(line).join(" ");
-}
-
-function preprocess(sent: string, s: BleuSettings): string {
-  if (s.lowercase) sent = sent.toLowerCase();
-  sent = pyRstrip(sent);
-  return s.tokenize === "13a" ? tokenize13a(sent) : sent;
 }
 
 /** sacreBLEU's `_get_closest_ref_len`. */
@@ -129,25 +148,49 @@ interface BleuRefs {
 
 const cache = new RefCache<BleuRefs>();
 
-function indexRefs(references: string[], s: BleuSettings): BleuRefs {
-  const vocab = new Map<string, number>();
-  const id = (t: string) => { let v = vocab.get(t); if (v === undefined) vocab.set(t, (v = vocab.size)); return v; };
-  const seqs = references.map((r) => pySplit(preprocess(r, s)).map(id));
-  return { vocab, index: new RefIndex(seqs, vocab.size, s.max_ngram_order), lens: seqs.map((x) => x.length) };
+export function sentenceBleu(hypothesis: string, references: string[], s: BleuSettings): BleuScore {
+  return runSync(sentenceBleuWork(hypothesis, references, s));
 }
 
-/** `sacrebleu.sentence_bleu(hypothesis, references, ...)` */
-export function sentenceBleu(hypothesis: string, references: string[], s: BleuSettings): BleuScore {
+/** The tokens of `preprocess(sent, s)`, split, as Work. */
+function* tokensWork(sent: string, s: BleuSettings): Work<string[]> {
+  if (s.lowercase) sent = sent.toLowerCase();
+  sent = pyRstrip(sent);
+  if (s.tokenize !== "13a") return yield* pySplitWork(sent);
+  return yield* tokens13aWork(sent);
+}
+
+/** pySplit as Work, on pieces cut right before a whitespace character. */
+export function* pySplitWork(text: string): Work<string[]> {
+  const out: string[] = [];
+  for (const piece of piecesOf(text, isPyWhitespace)) {
+    for (const t of pySplit(piece)) out.push(t);
+    yield;
+  }
+  return out;
+}
+
+function* indexRefsWork(references: string[], s: BleuSettings): Work<BleuRefs> {
+  const vocab = new Map<string, number>();
+  const id = (t: string) => { let v = vocab.get(t); if (v === undefined) vocab.set(t, (v = vocab.size)); return v; };
+  const seqs: number[][] = [];
+  for (const r of references) seqs.push(yield* mapWork(yield* tokensWork(r, s), id));
+  return { vocab, index: yield* RefIndex.build(seqs, vocab.size, s.max_ngram_order), lens: seqs.map((x) => x.length) };
+}
+
+/** sentenceBleu as Work (runSliced lets the event loop turn while it runs). */
+export function* sentenceBleuWork(hypothesis: string, references: string[], s: BleuSettings): Work<BleuScore> {
   const order = s.max_ngram_order;
-  const refs = cache.get(`${s.lowercase}|${s.tokenize}|${order}`, references, () => indexRefs(references, s));
-  const tokens = pySplit(preprocess(hypothesis, s));
-  const hyp = refs.index.lookup(tokens.map((t) => refs.vocab.get(t) ?? -1));
+  const refs = yield* cache.getWork(`${s.lowercase}|${s.tokenize}|${order}`, references, () => indexRefsWork(references, s));
+  const tokens = yield* tokensWork(hypothesis, s);
+  const hyp = yield* refs.index.lookupWork(yield* mapWork(tokens, (t) => refs.vocab.get(t) ?? -1));
   const refLen = closestRefLen(tokens.length, refs.lens);
   const correct = new Array<number>(order).fill(0);
   const total = new Array<number>(order).fill(0);
   for (let n = 0; n < order; n++) {
     total[n] = hyp[n].length;
     correct[n] = overlapMax(hyp[n], refs.index.refIds.map((r) => r[n]), refs.index.scratch[n], refs.index.scratch2[n]);
+    yield;
   }
   return computeBleu(correct, total, tokens.length, refLen, s);
 }

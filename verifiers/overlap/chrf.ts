@@ -6,8 +6,8 @@
  * the orders that exist on both sides (sacreBLEU's default, not eps smoothing), and for several
  * references the statistics of the reference with the best F (first on ties).
  */
-import { pyRemoveWhitespace, pySplit } from "./pystr.js";
-import { overlap, RefCache, RefIndex } from "./ngrams.js";
+import { isPyWhitespace, pyRemoveWhitespace, pySplit } from "./pystr.js";
+import { overlap, piecesOf, RefCache, RefIndex, runSync, type Work } from "./ngrams.js";
 
 export interface ChrfSettings {
   char_order: number;
@@ -53,30 +53,48 @@ interface ChrfRefs {
 
 const cache = new RefCache<ChrfRefs>();
 
-function charSymbols(text: string, s: ChrfSettings): number[] {
-  const t = s.whitespace ? text : pyRemoveWhitespace(text);
+/**
+ * The code points of the text chrF reads (whitespace removed unless kept), each mapped by `f`,
+ * as Work: pieces cut right before a whitespace character (a surrogate pair is never split).
+ */
+function* charSymbolsWork(text: string, s: ChrfSettings, f: (cp: number) => number): Work<number[]> {
   const out: number[] = [];
-  for (let i = 0; i < t.length; i++) {
-    const cp = t.codePointAt(i)!;
-    out.push(cp);
-    if (cp > 0xffff) i++;
+  for (const piece of piecesOf(text, isPyWhitespace)) {
+    const t = s.whitespace ? piece : pyRemoveWhitespace(piece);
+    for (let i = 0; i < t.length; i++) {
+      const cp = t.codePointAt(i)!;
+      out.push(f(cp));
+      if (cp > 0xffff) i++;
+    }
+    yield;
   }
   return out;
 }
 
-function indexRefs(refs: string[], s: ChrfSettings): ChrfRefs {
+/** removePunctuation then `f` on each word, as Work: pieces cut right before whitespace hold whole words. */
+function* wordSymbolsWork(text: string, f: (w: string) => number): Work<number[]> {
+  const out: number[] = [];
+  for (const piece of piecesOf(text, isPyWhitespace)) {
+    for (const w of removePunctuation(piece)) out.push(f(w));
+    yield;
+  }
+  return out;
+}
+
+function* indexRefsWork(refs: string[], s: ChrfSettings): Work<ChrfRefs> {
   const chars = new Map<number, number>();
   const id = (cp: number) => { let v = chars.get(cp); if (v === undefined) chars.set(cp, (v = chars.size)); return v; };
-  const charSeqs = refs.map((r) => charSymbols(r, s).map(id));
-  const charIndex = new RefIndex(charSeqs, chars.size, s.char_order);
+  const charSeqs: number[][] = [];
+  for (const r of refs) charSeqs.push(yield* charSymbolsWork(r, s, id));
+  const charIndex = yield* RefIndex.build(charSeqs, chars.size, s.char_order);
   if (s.word_order <= 0) return { chars, charIndex, words: null, wordIndex: null };
   const words = new Map<string, number>();
   const wid = (w: string) => { let v = words.get(w); if (v === undefined) words.set(w, (v = words.size)); return v; };
-  const wordSeqs = refs.map((r) => removePunctuation(r).map(wid));
-  return { chars, charIndex, words, wordIndex: new RefIndex(wordSeqs, words.size, s.word_order) };
+  const wordSeqs: number[][] = [];
+  for (const r of refs) wordSeqs.push(yield* wordSymbolsWork(r, wid));
+  return { chars, charIndex, words, wordIndex: yield* RefIndex.build(wordSeqs, words.size, s.word_order) };
 }
 
-/** sacreBLEU's `CHRF._get_match_statistics` for one order: [hyp, ref, match]. */
 function matchStats(hyp: Int32Array, ref: Int32Array, scratch: Int32Array): [number, number, number] {
   return [ref.length ? hyp.length : 0, ref.length, overlap(hyp, ref, scratch)];
 }
@@ -115,25 +133,34 @@ export function chrfFromStats(stats: number[], s: ChrfSettings): number {
 
 /** `sacrebleu.sentence_chrf(hypothesis, references, ...)` */
 export function sentenceChrf(hypothesis: string, references: string[], s: ChrfSettings): ChrfScore {
+  return runSync(sentenceChrfWork(hypothesis, references, s));
+}
+
+/** sentenceChrf as Work (runSliced lets the event loop turn while it runs). */
+export function* sentenceChrfWork(hypothesis: string, references: string[], s: ChrfSettings): Work<ChrfScore> {
   const prep = (t: string) => (s.lowercase ? t.toLowerCase() : t);
   const settings = `${s.char_order}|${s.word_order}|${s.lowercase}|${s.whitespace}`;
-  const refs = cache.get(settings, references, () => indexRefs(references.map(prep), s));
+  const refs = yield* cache.getWork(settings, references, () => indexRefsWork(references.map(prep), s));
   const text = prep(hypothesis);
-  const hyp = refs.charIndex.lookup(charSymbols(text, s).map((cp) => refs.chars.get(cp) ?? -1));
+  const hyp = yield* refs.charIndex.lookupWork(yield* charSymbolsWork(text, s, (cp) => refs.chars.get(cp) ?? -1));
   const scratch = [...refs.charIndex.scratch];
   const refGrams = refs.charIndex.refIds.map((x) => [...x]);
   if (refs.wordIndex && refs.words) {
     const words = refs.words;
-    hyp.push(...refs.wordIndex.lookup(removePunctuation(text).map((w) => words.get(w) ?? -1)));
+    hyp.push(...(yield* refs.wordIndex.lookupWork(yield* wordSymbolsWork(text, (w) => words.get(w) ?? -1))));
     scratch.push(...refs.wordIndex.scratch);
     refs.wordIndex.refIds.forEach((x, i) => refGrams[i].push(...x));
   }
   let best: ChrfScore = { score: -1, stats: [], ref_index: -1 };
-  refGrams.forEach((ref, idx) => {
+  for (let idx = 0; idx < refGrams.length; idx++) {
+    const ref = refGrams[idx]!;
     const stats: number[] = [];
-    for (let i = 0; i < hyp.length; i++) stats.push(...matchStats(hyp[i], ref[i], scratch[i]));
+    for (let i = 0; i < hyp.length; i++) {
+      stats.push(...matchStats(hyp[i], ref[i], scratch[i]));
+      yield;
+    }
     const f = chrfFromStats(stats, s);
     if (f > best.score) best = { score: f, stats, ref_index: idx };
-  });
+  }
   return best;
 }

@@ -6,9 +6,10 @@
 import { Type, type TSchema } from "@sinclair/typebox";
 import { defineVerifier } from "../../src/core/verifier.js";
 import { afterThink } from "../../src/core/completion.js";
-import { sentenceBleu } from "./bleu.js";
-import { sentenceChrf } from "./chrf.js";
-import { rougeScoreMulti } from "./rouge.js";
+import { sentenceBleuWork } from "./bleu.js";
+import { sentenceChrfWork } from "./chrf.js";
+import { runSliced, runSync, type Work } from "./ngrams.js";
+import { rougeScoreMultiWork } from "./rouge.js";
 
 /** One reference or several (the score is taken against all, as each tool does with several). */
 const Reference = Type.Union([
@@ -57,12 +58,11 @@ export const bleu = defineVerifier({
     const o = item.options;
     const h = hypothesis(item.response, o);
     if (h.tooLong) return h.tooLong;
-    const s = sentenceBleu(h.text, refs(item.reference), o);
-    return {
+    return then(run(sentenceBleuWork(h.text, refs(item.reference), o), h.text, item.reference), (s) => ({
       reward: unit(s.score),
       reason: `BLEU ${s.score.toFixed(2)}`,
       details: { bleu: s.score, precisions: s.precisions, counts: s.counts, totals: s.totals, bp: s.bp, sys_len: s.sys_len, ref_len: s.ref_len },
-    };
+    }));
   },
 });
 
@@ -82,9 +82,8 @@ export const chrf = defineVerifier({
     const o = item.options;
     const h = hypothesis(item.response, o);
     if (h.tooLong) return h.tooLong;
-    const s = sentenceChrf(h.text, refs(item.reference), o);
     const name = o.word_order > 0 ? "chrF++" : "chrF";
-    return { reward: unit(s.score), reason: `${name} ${s.score.toFixed(2)}`, details: { chrf: s.score, reference_index: s.ref_index } };
+    return then(run(sentenceChrfWork(h.text, refs(item.reference), o), h.text, item.reference), (s) => ({ reward: unit(s.score), reason: `${name} ${s.score.toFixed(2)}`, details: { chrf: s.score, reference_index: s.ref_index } }));
   },
 });
 
@@ -102,10 +101,25 @@ export const rouge = defineVerifier({
     const o = item.options;
     const h = hypothesis(item.response, o);
     if (h.tooLong) return h.tooLong;
-    const s = rougeScoreMulti(refs(item.reference), h.text, o.use_stemmer);
+    return then(run(rougeScoreMultiWork(refs(item.reference), h.text, o.use_stemmer), h.text, item.reference), (s) => {
     const reward = o.rouge_type === "mean" ? (s.rouge1.fmeasure + s.rouge2.fmeasure + s.rougeL.fmeasure) / 3 : s[o.rouge_type].fmeasure;
     return { reward, reason: `${o.rouge_type} F ${reward.toFixed(4)}`, details: { ...s } };
+    });
   },
 });
+
+/**
+ * A short item is scored at once and its Outcome returned as it is (the light verifiers answer
+ * without a promise); a long one in slices (runSliced), the event loop turning between.
+ */
+const SYNC_CHARS = 32_768;
+function run<T>(w: Work<T>, hypothesis: string, reference: string | string[]): T | Promise<T> {
+  let chars = hypothesis.length;
+  for (const r of refs(reference)) chars += r.length;
+  return chars <= SYNC_CHARS ? runSync(w) : runSliced(w);
+}
+function then<T, U>(v: T | Promise<T>, f: (t: T) => U): U | Promise<U> {
+  return v instanceof Promise ? v.then(f) : f(v);
+}
 
 export default [bleu, chrf, rouge];

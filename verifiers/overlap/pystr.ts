@@ -9,6 +9,12 @@ const PY_WS_RUN = new RegExp(`[${PY_WS_CLASS}]+`, "g");
 const PY_WS_TRAIL = new RegExp(`[${PY_WS_CLASS}]+$`);
 
 /** Python's `s.split()` with no argument: runs of whitespace separate, no empty fields. */
+/** Whether a char code is Python's whitespace (str.split's separators). */
+const PY_WS_ONE = new RegExp(`[${PY_WS_CLASS}]`);
+export function isPyWhitespace(c: number): boolean {
+  return c === 32 || (c >= 9 && c <= 13) || (c >= 0x1c && c <= 0x1f) || (c >= 0x85 && PY_WS_ONE.test(String.fromCharCode(c)));
+}
+
 export function pySplit(s: string): string[] {
   const out = s.split(PY_WS_RUN);
   if (out.length && out[0] === "") out.shift();

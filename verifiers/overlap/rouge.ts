@@ -9,7 +9,7 @@
  * and O(distinct·m/32) memory instead of rouge-score's O(n·m) table; the length is the same.
  */
 import { stemmer } from "stemmer";
-import { overlap, RefCache, RefIndex } from "./ngrams.js";
+import { mapWork, overlap, piecesOf, RefCache, RefIndex, runSync, type Work, YIELD_MASK } from "./ngrams.js";
 
 const cache = new RefCache<{ vocab: Map<string, number>; seqs: number[][]; index: RefIndex }>();
 
@@ -36,6 +36,22 @@ function stem(t: string): string {
 }
 
 /** rouge-score's `tokenize.tokenize(text, stemmer)`. */
+/**
+ * rougeTokenize as Work: tokens are runs of [a-z0-9] in the lower-cased text, so pieces cut right
+ * before any other character hold whole tokens.
+ */
+export function* rougeTokenizeWork(text: string, useStemmer: boolean): Work<string[]> {
+  const out: string[] = [];
+  for (const piece of piecesOf(text.toLowerCase(), (c) => !((c >= 97 && c <= 122) || (c >= 48 && c <= 57)))) {
+    for (const t of piece.replace(NON_ALPHANUM, " ").split(" ")) {
+      if (t === "") continue;
+      out.push(useStemmer && t.length > 3 ? stem(t) : t);
+    }
+    yield;
+  }
+  return out;
+}
+
 export function rougeTokenize(text: string, useStemmer: boolean): string[] {
   const tokens = text.toLowerCase().replace(NON_ALPHANUM, " ").split(" ");
   const out: string[] = [];
@@ -60,6 +76,11 @@ function scoreNgrams(target: Int32Array, prediction: Int32Array, scratch: Int32A
 
 /** Length of the longest common subsequence of two token sequences (bit-parallel). */
 export function lcsLength<T>(x: readonly T[], y: readonly T[]): number {
+  return runSync(lcsLengthWork(x, y));
+}
+
+/** lcsLength as Work: it yields every few thousand words of bit vectors. */
+export function* lcsLengthWork<T>(x: readonly T[], y: readonly T[]): Work<number> {
   // `a` indexes the bits; the shorter side keeps the bit vectors small.
   const [a, b] = x.length <= y.length ? [x, y] : [y, x];
   const m = a.length;
@@ -75,9 +96,14 @@ export function lcsLength<T>(x: readonly T[], y: readonly T[]): number {
     if (r !== undefined) masks[r * W + (i >>> 5)] |= 1 << (i & 31);
   }
   const V = new Uint32Array(W).fill(0xffffffff);
+  let work = 0;
   for (const t of b) {
     const r = row.get(t);
     if (r === undefined) continue;
+    if ((work += W) > YIELD_MASK) {
+      work = 0;
+      yield;
+    }
     const off = r * W;
     let carry = 0;
     for (let w = 0; w < W; w++) {
@@ -100,34 +126,41 @@ export function lcsLength<T>(x: readonly T[], y: readonly T[]): number {
 }
 
 /** rouge-score's `_score_lcs`. */
-function scoreLcs(target: number[], prediction: number[]): RougeScore {
+function* scoreLcsWork(target: number[], prediction: number[]): Work<RougeScore> {
   if (!target.length || !prediction.length) return { precision: 0, recall: 0, fmeasure: 0 };
-  const l = lcsLength(target, prediction);
+  const l = yield* lcsLengthWork(target, prediction);
   const precision = l / prediction.length;
   const recall = l / target.length;
   return { precision, recall, fmeasure: fmeasure(precision, recall) };
 }
 
-/** `RougeScorer(types, use_stemmer).score(target, prediction)` */
 export function rougeScore(target: string, prediction: string, useStemmer: boolean): Record<RougeType, RougeScore> {
   return rougeScoreMulti([target], prediction, useStemmer);
 }
 
-/** `RougeScorer.score_multi(targets, prediction)`: per type, the target with the best F (first on ties). */
 export function rougeScoreMulti(targets: string[], prediction: string, useStemmer: boolean): Record<RougeType, RougeScore> {
-  const refs = cache.get(String(useStemmer), targets, () => {
+  return runSync(rougeScoreMultiWork(targets, prediction, useStemmer));
+}
+
+/** rougeScoreMulti as Work (runSliced lets the event loop turn while it runs). */
+export function* rougeScoreMultiWork(targets: string[], prediction: string, useStemmer: boolean): Work<Record<RougeType, RougeScore>> {
+  const refs = yield* cache.getWork(String(useStemmer), targets, function* () {
     const vocab = new Map<string, number>();
     const id = (t: string) => { let v = vocab.get(t); if (v === undefined) vocab.set(t, (v = vocab.size)); return v; };
-    const seqs = targets.map((t) => rougeTokenize(t, useStemmer).map(id));
-    return { vocab, seqs, index: new RefIndex(seqs, vocab.size, 2) };
+    const seqs: number[][] = [];
+    for (const t of targets) seqs.push(yield* mapWork(yield* rougeTokenizeWork(t, useStemmer), id));
+    return { vocab, seqs, index: yield* RefIndex.build(seqs, vocab.size, 2) };
   });
-  const p = rougeTokenize(prediction, useStemmer).map((t) => refs.vocab.get(t) ?? -1);
-  const pg = refs.index.lookup(p);
-  const all = refs.seqs.map((t, i) => ({
-    rouge1: scoreNgrams(refs.index.refIds[i][0], pg[0], refs.index.scratch[0]),
-    rouge2: scoreNgrams(refs.index.refIds[i][1], pg[1], refs.index.scratch[1]),
-    rougeL: scoreLcs(t, p),
-  }));
+  const p = yield* mapWork(yield* rougeTokenizeWork(prediction, useStemmer), (t) => refs.vocab.get(t) ?? -1);
+  const pg = yield* refs.index.lookupWork(p);
+  const all: Record<RougeType, RougeScore>[] = [];
+  for (let i = 0; i < refs.seqs.length; i++) {
+    const t = refs.seqs[i]!;
+    const rouge1 = scoreNgrams(refs.index.refIds[i][0], pg[0], refs.index.scratch[0]);
+    const rouge2 = scoreNgrams(refs.index.refIds[i][1], pg[1], refs.index.scratch[1]);
+    yield;
+    all.push({ rouge1, rouge2, rougeL: yield* scoreLcsWork(t, p) });
+  }
   const out = {} as Record<RougeType, RougeScore>;
   for (const k of ROUGE_TYPES) {
     let best = all[0][k];

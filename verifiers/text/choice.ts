@@ -59,10 +59,11 @@ const NOT_AFTER_LETTER = /[A-Za-z0-9]|['’][A-Za-z]/y;
 /**
  * Between two letters of a list: "A, B", "A and B", "A or B", "A & B", "A/B", and the hedges
  * "A, or B", "A and/or B", "A (or B)", "A or maybe B", "A vs B", "A | B", `A \vee B`,
- * `A \text{ or } B` (each of these paid its first letter).
+ * `A \text{ or } B`, and "or" between LaTeX spaces: `A\,or\,B`, `A\;or\;B`, `A\ or\ B`,
+ * `A \quad or \quad B`, `A~or~B` (each of these paid its first letter).
  */
 const SEPARATOR =
-  /[ \n]?\(?(?:,(?:[ \n]?(?:and\/or|and|or)(?![A-Za-z]))?|&|\/|\||and\/or(?![A-Za-z])|and(?![A-Za-z])|or(?![A-Za-z])|vs\.?(?![A-Za-z])|versus(?![A-Za-z])|\\(?:vee|lor)(?![A-Za-z])|\\text\{[ \n]?(?:or|and)[ \n]?\})(?:[ \n](?:maybe|possibly|perhaps|probably|also|even)(?![A-Za-z]))?/iy;
+  /[ \n]?\(?(?:,(?:[ \n]?(?:and\/or|and|or)(?![A-Za-z]))?|&|\/|\||and\/or(?![A-Za-z])|and(?![A-Za-z])|or(?![A-Za-z])|vs\.?(?![A-Za-z])|versus(?![A-Za-z])|\\(?:vee|lor)(?![A-Za-z])|\\text\{[ \n]?(?:or|and)[ \n]?\}|(?:\\[,;:! ]|\\q?quad(?![A-Za-z])|~)[ \n]?(?:and\/or|and|or)(?![A-Za-z])[ \n]?(?:\\[,;:! ]|\\q?quad(?![A-Za-z])|~)?)(?:[ \n](?:maybe|possibly|perhaps|probably|also|even)(?![A-Za-z]))?/iy;
 
 /**
  * One option letter at `t[i…]`, after whitespace and wrappers (`(B)`, `[B]`, `**B**`, `$B$`,

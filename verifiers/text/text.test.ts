@@ -1,15 +1,16 @@
 /** Labelled cases for the text verifiers, positives and negatives. */
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
-import { exact } from "./exact.js";
+import { exact, extractAnswer } from "./exact.js";
 import { choice, extractChoice } from "./choice.js";
-import { regex } from "./regex.js";
+import { regex, REGEX_MAX_CHARS } from "./regex.js";
 import { format, checkFormat } from "./format.js";
 import { lastBoxed } from "../../src/core/completion.js";
 import { InvalidItemError } from "../../src/core/types.js";
 import type { AnyVerifier } from "../../src/core/verifier.js";
 import { verifyDirect, fastestCpu } from "../../tests/helpers.js";
-import { normalize, normalizeSliced, isSpaceCode } from "./normalize.js";
+import { normalize, normalizeSliced, isSpaceCode, nfkcSliced, MAX_MARK_RUN } from "./normalize.js";
+import { spellRaised } from "../../src/core/raised.js";
 import { Value } from "@sinclair/typebox/value";
 
 async function reward(v: AnyVerifier, response: string, reference: unknown, options: Record<string, unknown> = {}) {
@@ -309,5 +310,92 @@ describe("normalize on long texts (issue 25: 1 MiB completions stalled the serve
       const pairs = await fastestCpu(() => normalize(nested, { stripPunctuation: true }), { under: 80 });
       assert.ok(pairs.ms < 80, `strip_punctuation on 1 MiB of nested pairs: ${pairs.ms} ms of CPU`);
     }
+  });
+});
+
+/** The longest the event loop went without a turn (a 1 ms interval's longest gap) while `f` ran. */
+async function longestGap<T>(f: () => Promise<T>): Promise<{ out: T; gap: number }> {
+  let last = performance.now();
+  let gap = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    gap = Math.max(gap, now - last);
+    last = now;
+  }, 1);
+  const out = await f();
+  gap = Math.max(gap, performance.now() - last);
+  clearInterval(timer);
+  return { out, gap };
+}
+
+describe("the event loop keeps turning on hostile text (prober's findings)", () => {
+  test("exact: 1 Mi of U+FDFA (18 characters each under NFKC) against a short reference", async () => {
+    await verifyDirect(exact, { response: "\ufdfa".repeat(20_000), reference: "B" }); // NFKC's data loaded once
+    const { out, gap } = await longestGap(() => verifyDirect(exact, { response: "\ufdfa".repeat(999_900), reference: "B" }));
+    assert.equal(out.reward, 0);
+    // Before: 0.7-1.6 s, /healthz blocked 330-840 ms; now the answer stops being normalised once it is longer than "b".
+    assert.ok(gap < 100, `the event loop waited ${gap.toFixed(0)} ms`);
+    assert.equal(await reward(exact, "\ufdfa".repeat(20_000) + "x", "\ufdfa".repeat(20_000) + "X"), 1);
+  });
+  test("exact: a run of combining marks is not normalised (NFKC's reordering is quadratic in it)", async () => {
+    const t0 = performance.now();
+    const out = await verifyDirect(exact, { response: "e" + "\u0301\u0316".repeat(40_000), reference: "e" });
+    assert.equal(out.reward, 0);
+    assert.match(out.reason, /combining/);
+    assert.ok(performance.now() - t0 < 500, `${(performance.now() - t0).toFixed(0)} ms`); // before: ~2 s (80 Ki marks), 350 s for 1 Mi
+    assert.equal(await reward(exact, "e" + "\u0301".repeat(MAX_MARK_RUN), "e" + "\u0301".repeat(MAX_MARK_RUN)), 1);
+  });
+  test("exact: normalising in slices equals normalising whole texts", async () => {
+    const alphabet = ["a", "B", " ", "\n", "\u0301", "\u0316", "é", "\ufdfa", "ﬁ", "²", "³", "½", "1", "\u1100", "\u1161", "\u11a8", "가", "\u314f", "😀", "\ud800", "\udc00", "İ", "Σ", "ς", "ＡＢ", "\u0b47", "\u0b3e", "\u3099", "か", "\uff76", "\uff9e", ".", "(", ")"];
+    let seed = 11;
+    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n);
+    for (let k = 0; k < 12; k++) {
+      let s = "";
+      while (s.length < 40_000) s += alphabet[rand(alphabet.length)];
+      assert.equal(await nfkcSliced(s), spellRaised(s, "text").normalize("NFKC"), `text ${k}`);
+      for (const o of [{}, { stripPunctuation: true }, { caseSensitive: true }]) assert.equal(await normalizeSliced(s, o), normalize(s, o));
+    }
+  });
+  test("lower-casing never shortens a code point (normalizeSlicedWithin relies on it)", () => {
+    for (let c = 0; c < 0x110000; c++) {
+      if (c >= 0xd800 && c <= 0xdfff) continue;
+      const ch = String.fromCodePoint(c);
+      assert.ok(ch.toLowerCase().length >= ch.length, c.toString(16));
+    }
+  });
+  test("exact last_line: the same line as splitting, trimming and filtering, without the split", async () => {
+    const old = (t: string) => {
+      const lines = t.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+      return lines.length ? lines[lines.length - 1] : null;
+    };
+    const alphabet = ["\n", "\r\n", "\r", " ", "\t", "\u00a0", "a", "B c", "\u2028", ""];
+    let seed = 3;
+    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n);
+    for (let k = 0; k < 5000; k++) {
+      let s = "";
+      for (let j = rand(12); j > 0; j--) s += alphabet[rand(alphabet.length)];
+      assert.equal(extractAnswer(s, { extract: "last_line", strip_think: false }), old(s), JSON.stringify(s));
+    }
+    const { out, gap } = await longestGap(() => verifyDirect(exact, { response: "B\n" + "\n".repeat(1_000_000), reference: "B", options: { extract: "last_line" } }));
+    assert.equal(out.reward, 1);
+    assert.ok(gap < 100, `the event loop waited ${gap.toFixed(0)} ms`); // before: 320-420 ms
+  });
+  test("regex: 1 MB against 8 case-insensitive patterns is over max_response_chars, and the loop turns between patterns", async () => {
+    const patterns = Array(8).fill("[0-9]+(\\.[0-9]+)?\\s*(cm|mm|k0)");
+    const { out, gap } = await longestGap(() => verifyDirect(regex, { response: "1 ".repeat(499_950), reference: patterns, options: { case_insensitive: true } }));
+    assert.equal(out.reward, 0);
+    assert.match(out.reason, /max_response_chars/);
+    assert.ok(gap < 100, `the event loop waited ${gap.toFixed(0)} ms`); // before: 1.54 s
+    await verifyDirect(regex, { response: "1 ".repeat(32_000), reference: patterns, options: { case_insensitive: true, max_response_chars: REGEX_MAX_CHARS } });
+    const atCap = await longestGap(() => verifyDirect(regex, { response: "1 ".repeat(REGEX_MAX_CHARS / 2), reference: Array(64).fill(patterns[0]), options: { case_insensitive: true, max_response_chars: REGEX_MAX_CHARS } }));
+    assert.equal(atCap.out.reward, 0);
+    assert.match(atCap.out.reason, /none of 64/);
+    assert.ok(atCap.gap < 150, `the event loop waited ${atCap.gap.toFixed(0)} ms`);
+  });
+  test("choice: 'or' between LaTeX spaces is the hedge `A \\text{ or } B` is", async () => {
+    for (const r of ["Answer: B\\,or\\,C", "Answer: B\\;or\\;C", "Answer: B\\ or\\ C", "The answer is $B \\quad or \\quad C$", "Answer: B~or~C"]) {
+      assert.equal(await reward(choice, r, "B"), 0, r);
+    }
+    for (const r of ["Answer: B\\,", "Answer: $B$\\, because it is", "Answer: B. Or, put differently, the second."]) assert.equal(await reward(choice, r, "B"), 1, r);
   });
 });
