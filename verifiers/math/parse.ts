@@ -341,6 +341,9 @@ function readRelation(s: string, o: ParseOptions, depth: number): Value | string
       if (trimmed.every((p) => p !== "")) {
         return { t: "rel", ops: ops.map((x) => relOf(x) as RelOp), parts: trimmed.map((p) => parseValue(p, o, depth + 1)), srcs: trimmed };
       }
+      // A side missing from an inequality (`\ne 2`, `< 2`, `2 <`) states no value: "not 2" is
+      // not 2. Kept as written, so it equals only itself. (`= 2` is still 2.)
+      if (ops.some((x) => relOf(x) !== "=")) return s;
     }
     return parts.filter((p) => p.trim()).join(" ");
   }

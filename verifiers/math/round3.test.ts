@@ -181,3 +181,18 @@ test("the worker pool passes the item's prompt to grade()", async () => {
     await pool.close();
   }
 });
+
+describe("an inequality with a side missing states no value", () => {
+  // "not 2" was read as 2: the signs were dropped as decoration, and `\ne 2` earned 1 against 2.
+  for (const a of ["\\ne 2", "\\neq 2", "!= 2", "< 2", "\\le 2", "> 2", "\\ge 2", "2 <"]) {
+    test(`\\boxed{${a}} against 2 is 0`, () => {
+      const g = grade(`The answer is $\\boxed{${a}}$.`, "2");
+      assert.equal(g.reward, 0, g.reason);
+    });
+  }
+  test("an equation with a side missing is still its value; the same inequality matches itself", () => {
+    assert.equal(grade("The answer is $\\boxed{= 2}$.", "2").reward, 1);
+    assert.equal(grade("The answer is $\\neq 2$.", "2").reward, 0);
+    assert.equal(grade("The answer is $\\boxed{\\ge 2}$.", "\\ge 2").reward, 1);
+  });
+});
