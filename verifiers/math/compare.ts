@@ -5,7 +5,7 @@
  */
 import type { Value, RelOp } from "./parse.js";
 import { canonicalSame, symbolicZero, relationInterval, setOfCondition } from "./parse.js";
-import { evalExact, evalFloat, freeVars, hasDecimal, literalPlaces, size, type Expr } from "./expr.js";
+import { evalExact, evalFloat, freeVars, hasDecimal, literalPlaces, size, writtenPlaces, type Expr } from "./expr.js";
 import * as R from "./rational.js";
 import { labelPosition, type PromptHints } from "./prompt.js";
 
@@ -169,7 +169,7 @@ function compareUnits(g: ExprValue, p: ExprValue, o: CompareOptions): Verdict {
   // a percentage where the prompt asks for one: read to the places it is written (41.4% is
   // √2 − 1 to the tenth of a percent); 42% or 41.5% is not
   if (p.unit === "pct" && g.unit === undefined && o.prompt?.percent) {
-    const places = literalPlaces(p.e) ?? 0;
+    const places = writtenPlaces(p.e) ?? 0;
     const a = evalFloat(g.e, new Map()), b = evalFloat(conv(p), new Map());
     if (Number.isFinite(a) && Number.isFinite(b) && roundsEqual(a, b, places + 2)) {
       return { equal: true, method: "numeric", note: `the prompt asks for a percentage: ${places ? `${places} decimal place${places > 1 ? "s" : ""} of a percent` : "a whole percent"}, as written` };

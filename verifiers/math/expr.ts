@@ -54,6 +54,19 @@ export function literalPlaces(e: Expr): number | null {
   return m ? m[1].length : null;
 }
 
+/**
+ * Decimal places written in a tree that is one number literal, possibly negated, counting
+ * trailing zeros (`41.0` has 1, `41` has 0); null for anything else. What an answer given to the
+ * places it is written claims: `41.0\%` is 41.0 to the tenth, not a whole 41.
+ */
+export function writtenPlaces(e: Expr): number | null {
+  if (isOp(e, "Negate") && e.length === 2) return writtenPlaces(e[1]);
+  const t = numText(e);
+  if (t === null || /[eE]/.test(t)) return null;
+  const m = /\.(\d*)$/.exec(t);
+  return m ? m[1].length : 0;
+}
+
 /** Whether a number literal in the tree is a non-integer decimal (e.g. 0.33). */
 export function hasDecimal(e: Expr): boolean {
   const t = numText(e);

@@ -196,3 +196,18 @@ describe("an inequality with a side missing states no value", () => {
     assert.equal(grade("The answer is $\\boxed{\\ge 2}$.", "\\ge 2").reward, 1);
   });
 });
+
+describe("a percentage is read to the places it is written, trailing zeros included", () => {
+  const P = "What percentage of the square is shaded? Express your answer as a percentage.";
+  // 41.0% claims a tenth of a percent: √2 − 1 is 41.4%. It was read as a whole 41%.
+  test("41.0% and 41.00% are not √2 − 1; 41% and 41.4% are", () => {
+    check([
+      ["41.0\\%", "\\sqrt2 - 1", 0, P],
+      ["41.00\\%", "\\sqrt2 - 1", 0, P],
+      ["0.00\\%", "\\frac{1}{250}", 0, P],
+      ["41\\%", "\\sqrt2 - 1", 1, P],
+      ["41.4\\%", "\\sqrt2 - 1", 1, P],
+      ["50.0\\%", "\\frac12", 1, P],
+    ]);
+  });
+});
