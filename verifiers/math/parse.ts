@@ -350,6 +350,9 @@ function readRelation(s: string, o: ParseOptions, depth: number): Value | string
   return s;
 }
 
+/** Words of three letters or fewer that are answers, not products of variables. */
+const SHORT_WORDS = /^(?:yes|no|odd)$/i;
+
 /** A word label: `Minimum: 1`, `\text{Area: } 12` (three letters or more: `a:b` is a ratio). */
 const readLabel: Reader = (s, o, depth) => {
   const label = /^([a-zA-Z][a-zA-Z ]{1,30}[a-zA-Z])\s*:\s*(\S[\s\S]*)$/.exec(s);
@@ -457,7 +460,9 @@ export function isWords(bare: string): boolean {
   const words = bare.split(/\s+/);
   const tokens = bare.split(/[\s-]+/).map((t) => t.replace(/'/g, ""));
   if (bare.includes("-")) return tokens.every((t) => t.length >= 2) && tokens.some((t) => t.length >= 4);
-  if (words.length === 1) return bare.length > 3;
+  // Three letters or fewer is a product (`abc`), but for the answer words of yes/no and parity
+  // questions: `Yes` against `yes` differed "at a sample point" as Y·e·s, and `sey` equalled it.
+  if (words.length === 1) return bare.length > 3 || SHORT_WORDS.test(bare);
   // an article is the one single letter a phrase may hold ("a right triangle")
   if (tokens.some((t) => t.length < 2)) return tokens.every((t) => t.length >= 2 || /^(?:a|A|I)$/.test(t)) && tokens.some((t) => t.length >= 4);
   return true;

@@ -211,3 +211,20 @@ describe("a percentage is read to the places it is written, trailing zeros inclu
     ]);
   });
 });
+
+describe("yes, no and odd are words, whatever their case", () => {
+  // Three letters or fewer were read as a product: `Yes` against `yes` was Y·e·s against y·e·s
+  // (0, "differs at a sample point"), and `sey` equalled `yes`.
+  test("yes/no answers in any case earn 1; an anagram earns 0", () => {
+    check([
+      ["\\text{Yes}", "yes", 1],
+      ["Yes", "yes", 1],
+      ["NO", "No", 1],
+      ["\\text{no}", "\\text{No}", 1],
+      ["Odd", "odd", 1],
+      ["no", "yes", 0],
+      ["\\text{sey}", "yes", 0],
+      ["\\text{on}", "no", 0],
+    ]);
+  });
+});
