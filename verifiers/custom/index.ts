@@ -10,10 +10,10 @@ import { InvalidItemError, MachineryError } from "../../src/core/types.js";
 import { defineVerifier } from "../../src/core/verifier.js";
 import { storedName } from "../../src/core/stored-name.js";
 import { NotFound } from "../../src/store/index.js";
-import { CustomRunner } from "./runner.js";
+import { CustomRunnerProcess } from "./process.js";
 import type { Config } from "../../src/core/config.js";
 
-let runner: CustomRunner | undefined;
+let runner: CustomRunnerProcess | undefined;
 /**
  * Compiled bodies by store and name@version: a version never changes, so only the latest number
  * is looked up per item. Each carries a hash of the body, which names its isolates, so two stores
@@ -22,8 +22,8 @@ let runner: CustomRunner | undefined;
 const compiledByStore = new WeakMap<object, Map<string, { body: string; hash: string }>>();
 const COMPILED_MAX = 1024;
 
-function makeRunner(c: Config["custom"]): CustomRunner {
-  return new CustomRunner({ memoryMb: c.memoryMb, timeoutMs: c.timeoutMs, isolates: c.isolates, perVersion: c.perVersion });
+function makeRunner(c: Config["custom"]): CustomRunnerProcess {
+  return new CustomRunnerProcess({ memoryMb: c.memoryMb, timeoutMs: c.timeoutMs, isolates: c.isolates, perVersion: c.perVersion });
 }
 
 export const custom = defineVerifier({

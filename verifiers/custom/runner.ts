@@ -27,6 +27,8 @@ export interface RunnerLimits {
   isolates: number;
   /** Isolates per verifier version (calls on one isolate run one at a time). */
   perVersion: number;
+  /** isolated-vm's callback when V8 has lost an isolate (the process cannot go on: process.ts's child ends itself). */
+  onCatastrophicError?: (message: string) => void;
 }
 
 export type CustomResult =
@@ -315,7 +317,7 @@ export class CustomRunner {
 
   private async makeNow(compiled: string): Promise<Loaded> {
     const ivm = await loadIvm();
-    const isolate = new ivm.Isolate({ memoryLimit: this.limits.memoryMb });
+    const isolate = new ivm.Isolate({ memoryLimit: this.limits.memoryMb, ...(this.limits.onCatastrophicError && { onCatastrophicError: this.limits.onCatastrophicError }) });
     try {
       const context = await isolate.createContext();
       const cpuMs = Math.max(LOAD_CPU_MS, this.limits.timeoutMs);
