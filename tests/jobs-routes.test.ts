@@ -134,8 +134,14 @@ test("multipart upload: option fields, then the file", async () => {
   assert.match(badField.body.error, /colour/);
   const late = await request(a.app).post("/jobs").attach("file", Buffer.from(text), "d.jsonl").field("verifier", "exact").expect(400);
   assert.match(late.body.error, /"verifier" comes after the file/);
+  // A second file was dropped unread (the job scored the first alone), and a repeated field was last-wins.
+  const two = await request(a.app).post("/jobs").field("verifier", "exact").attach("file", Buffer.from(text), "a.jsonl").attach("file2", Buffer.from(text), "b.jsonl").expect(400);
+  assert.match(two.body.error, /more than one file/);
+  const twice = await request(a.app).post("/jobs").field("verifier", "exact").field("verifier", "math").attach("file", Buffer.from(text), "d.jsonl").expect(400);
+  assert.match(twice.body.error, /"verifier" is given more than once/);
+  assert.equal(twice.body.field, "verifier");
   const listed = (await request(a.app).get("/jobs").expect(200)).body.jobs;
-  assert.equal(listed.length, 1, "the refused upload left no job");
+  assert.equal(listed.length, 1, "the refused uploads left no job");
 });
 
 test("400s: bad options in the query, an empty dataset, bad results parameters", async () => {

@@ -107,10 +107,14 @@ async function multipart(req: Request, query: Record<string, unknown>, maxBytes:
   }
   let seenFile = false;
   let late: string | undefined;
+  let repeated: string | undefined;
+  let moreFiles = false;
   const closed = new Promise<void>((resolve) => bb.once("close", resolve));
+  bb.on("filesLimit", () => (moreFiles = true));
   const file = await new Promise<Readable | null>((resolve, reject) => {
     bb.on("field", (name, value) => {
       if (seenFile) late ??= name;
+      else if (Object.hasOwn(fields, name)) repeated ??= name;
       else fields[name] = value;
     });
     bb.on("file", (_name, stream) => {
@@ -122,6 +126,11 @@ async function multipart(req: Request, query: Record<string, unknown>, maxBytes:
     req.pipe(bb);
   });
   if (!file) throw new HttpError(400, "multipart upload has no file; send the JSONL dataset as a file field", "file");
+  // As the query string refuses a repeated option, a repeated field is refused, not last-wins.
+  if (repeated !== undefined) {
+    file.resume();
+    throw new HttpError(400, `multipart field ${JSON.stringify(repeated)} is given more than once; give each option once`, repeated);
+  }
   const options = optionsOf({ ...query, ...fields }, "option");
   const stream = file;
   // Options shape how items are stored (the group field), so a field after the file is refused, not ignored.
@@ -129,6 +138,8 @@ async function multipart(req: Request, query: Record<string, unknown>, maxBytes:
     yield* lines(stream, maxBytes);
     await closed;
     if (late) throw new JobRequestError(400, `multipart field ${JSON.stringify(late)} comes after the file; put option fields before it`, late);
+    // A second file was dropped unread: refused, not scored as a dataset that lacks it.
+    if (moreFiles) throw new JobRequestError(400, "multipart upload has more than one file; send the dataset as one JSONL file (concatenate them)", "file");
   }
   return { options, lines: checked() };
 }
