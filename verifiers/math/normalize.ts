@@ -229,6 +229,10 @@ export function normalizeByRules(input: string, plain: boolean, decimalComma = f
   s = s.replace(/\{\s*,\s*\}/g, ",");
   s = s.replace(/(?<![\d.([,]\s*)(\d{1,3})((?:,\d{3})+)(?![\d])(?!\s*[)\]])/g, (m, a: string, rest: string) => (a === "0" ? m : a + rest.replace(/,/g, "")));
   s = s.replace(/(?<![\d.])(\d{1,3})((?: \d{3})+)(?![\d])/g, (_m, a: string, rest: string) => a + rest.replace(/ /g, ""));
+  // Digits that whitespace still separates are two numbers, never one: `3 \text{ times } 4` (a
+  // unit word dropped), `1 \quad 2` and `3 4` were read as 34 and 12 (the parser glues them).
+  // Not a command's or a script's argument: `\frac 1 2`, `\log_2 8`, `x^2 3`.
+  s = s.replace(/(?<![\d.a-zA-Z_^}]\s*)(\d+)\s+(?=\d)/g, "$1, ");
   // a comma is a decimal comma only when asked for (Math-Verify reads one so); by default `5,1`
   // is the list 5, 1, and a comma separates thousands only in groups of three digits
   if (plain && decimalComma) {

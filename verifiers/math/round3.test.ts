@@ -228,3 +228,22 @@ describe("yes, no and odd are words, whatever their case", () => {
     ]);
   });
 });
+
+describe("digits that whitespace separates are two numbers", () => {
+  // The parser glued them: `3 \text{ times } 4` (its unit word dropped) was 34, `1 \quad 2` was 12.
+  test("never one number glued from two; thousands groups and command arguments stay as they were", () => {
+    check([
+      ["3 \\text{ times } 4", "34", 0],
+      ["1 \\text{ in } 6", "16", 0],
+      ["1 \\quad 2", "12", 0],
+      ["1\\,2", "12", 0],
+      ["3 4", "34", 0],
+      ["3 4", "3, 4", 1],
+      ["1 000", "1000", 1],
+      ["1\\,000", "1000", 1],
+      ["\\log_2 8", "3", 1],
+      ["\\frac 1 2", "\\frac12", 1],
+      ["2 \\frac{1}{2}", "\\frac52", 1],
+    ]);
+  });
+});
