@@ -231,7 +231,13 @@ export function capitalTokensUpTo(text: string, limit: number): number {
   let upper = 0;
   for (let i = 0; i < text.length && upper < limit; i++) {
     const k = text.charCodeAt(i);
-    if (k < 128 ? k >= 65 && k <= 90 : pyIsUpper(text[i])) upper++;
+    if (k < 128) {
+      if (k >= 65 && k <= 90) upper++;
+    } else if (k >= 0xd800 && k <= 0xdbff && i + 1 < text.length) {
+      // a capital beyond the BMP (𝐀) is a surrogate pair: one half alone is never upper-case
+      if (pyIsUpper(text.slice(i, i + 2))) upper++;
+      i++;
+    } else if (pyIsUpper(text[i])) upper++;
   }
   if (upper < limit) return upper;
   let n = 0;
