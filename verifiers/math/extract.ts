@@ -69,15 +69,21 @@ export function mathSpans(s: string): Span[] {
   return out;
 }
 
-/** Text between two answers that still reads as "these together are the answer". */
-const CONNECTOR = /^(?:[\s,;.:$]|\\[,;!: ]|\\q?quad|\\text\{[^{}]{0,30}\}|\\textbf\{[^{}]{0,30}\}|\band\b|\bor\b|[a-zA-Z](?:_\{?\w+\}?)?\s*=|\\\)|\\\(|\\\]|\\\[|[a-z]{1,12}(?=\s+(?:and|or)\b))*$/i;
+/**
+ * Text between two answers that still reads as "these together are the answer", or as a hedge
+ * between them ("or maybe", "possibly", "not", `/`, `\vee`): both are answers given at once, and
+ * a list of them earns 0 against one value (the last box alone was paid).
+ */
+const CONNECTOR = /^(?:[\s,;.:$/|?()]|\\[,;!: ]|\\\\|\\vee\b|\\q?quad|\\text\{[^{}]{0,30}\}|\\textbf\{[^{}]{0,30}\}|\band\b|\bor\b|\b(?:maybe|perhaps|possibly|alternatively|otherwise|else|not)\b|[a-zA-Z](?:_\{?\w+\}?)?\s*=|\\\)|\\\(|\\\]|\\\[|[a-z]{1,12}(?=\s+(?:and|or)\b))*$/i;
+
+const HEDGE_WORDS = /^(?:and|or|quad|qquad|vee|maybe|perhaps|possibly|alternatively|otherwise|else|not)$/i;
 
 function connected(between: string): boolean {
   if (between.length > 60) return false;
   if (!CONNECTOR.test(between)) return false;
   // plain words other than the connectors themselves must sit next to "and"/"or" or a comma
   const words = between.replace(/\\text(?:bf)?\{[^{}]*\}/g, " ").match(/[a-z]+/gi) ?? [];
-  return words.every((w) => /^(and|or|quad|qquad)$/i.test(w)) || /\b(and|or)\b|,/.test(between);
+  return words.every((w) => HEDGE_WORDS.test(w)) || /\b(and|or)\b|,/.test(between);
 }
 
 /** Most answers joined into one list (a longer run is a list of options, not an answer). */

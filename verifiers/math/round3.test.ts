@@ -247,3 +247,22 @@ describe("digits that whitespace separates are two numbers", () => {
     ]);
   });
 });
+
+describe("boxes joined by a hedge are answers given at once", () => {
+  // Only the last box was read after "or maybe", "possibly", "not", "/", `\vee` or a line break:
+  // hedging between two boxes paid the second, where "\boxed{1} or \boxed{2}" earned 0.
+  const rows: [string, string, 0 | 1][] = [
+    ["The answer is \\boxed{5}, not \\boxed{6}", "6", 0],
+    ["\\boxed{1} or maybe \\boxed{2}", "2", 0],
+    ["\\boxed{1} possibly \\boxed{2}", "2", 0],
+    ["\\boxed{1} (or \\boxed{2})", "2", 0],
+    ["\\boxed{1} / \\boxed{2}", "2", 0],
+    ["$\\boxed{1} \\vee \\boxed{2}$", "2", 0],
+    ["\\boxed{1} \\\\ \\boxed{2}", "2", 0],
+    ["So \\boxed{5}. Wait, that is wrong; recomputing gives \\boxed{6}", "6", 1],
+    ["\\boxed{3} and \\boxed{4}", "3, 4", 1],
+  ];
+  test("a hedged pair is a list (0 against one value); a correction after a sentence is the answer", () => {
+    for (const [text, ref, want] of rows) assert.equal(grade(text, ref).reward, want, text);
+  });
+});
