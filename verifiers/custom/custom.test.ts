@@ -188,3 +188,13 @@ test("no state carries from one item to the next, nor from one verifier to anoth
   const r = await score("custom:override");
   assert.equal(r.reward, 1, r.reason);
 });
+
+test("a batch of slow but well-behaved items all score: the wait for an isolate is not the item's time", async () => {
+  // Each item busy-waits 60 ms (30% of its 200 ms CPU limit); 64 of them on the version's two
+  // isolates wait ~2 s in all. Waiting counted against the deadline: items turned null.
+  await upload("steady-slow", `export function score() { const t = Date.now(); while (Date.now() - t < 60) {} return 1; }`);
+  const items = Array.from({ length: 64 }, () => ({ verifier: "custom:steady-slow", response: "x" }));
+  const res = await request(app).post("/reward/batch").send({ items, deadline_ms: 1500 }).expect(200);
+  const bad = res.body.results.filter((r: { status: string }) => r.status !== "ok");
+  assert.equal(bad.length, 0, JSON.stringify(bad.slice(0, 2)));
+});

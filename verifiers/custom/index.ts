@@ -67,7 +67,11 @@ export const custom = defineVerifier({
     // Loading a cold verifier is warm-up, not the item's work: its clock is stopped meanwhile.
     const warming = runner.warm(key, doc.compiled);
     await (ctx.unclocked ? ctx.unclocked(warming) : warming);
-    const r = await runner.score(key, doc.compiled, input);
+    // The wait for one of the version's isolates is its place in a queue, not its work (a batch
+    // of 64 slow items waits behind the others): the clock stops, as for a sandbox slot. Its own
+    // call is bounded by ASSAY_CUSTOM_TIMEOUT_MS (CPU) and its wall safety net.
+    const scoring = runner.score(key, doc.compiled, input);
+    const r = await (ctx.unclocked ? ctx.unclocked(scoring) : scoring);
     const at = { verifier: name, version: doc.version };
     if (!r.ok) return { reward: null, reason: `custom verifier ${name} version ${doc.version}: ${r.message}`, details: at };
     return { reward: r.reward, reason: r.reason || `custom verifier ${name} version ${doc.version}`, details: { ...r.details, custom: at } };
