@@ -123,3 +123,26 @@ export function clientThread(url: string): { post(posts: Post[]): Promise<Answer
     close: () => worker.terminate(),
   };
 }
+
+/**
+ * `f`'s result, the longest the event loop went without a turn while it ran (the gaps between a
+ * 1 ms timer's firings, and the one up to `f`'s end; wall ms), and how many turns it had.
+ */
+export async function longestGap<T>(f: () => Promise<T>, everyMs = 1): Promise<{ out: T; gap: number; turns: number }> {
+  let last = performance.now();
+  let gap = 0;
+  let turns = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    gap = Math.max(gap, now - last);
+    last = now;
+    turns++;
+  }, everyMs);
+  try {
+    const out = await f();
+    gap = Math.max(gap, performance.now() - last);
+    return { out, gap, turns };
+  } finally {
+    clearInterval(timer);
+  }
+}

@@ -6,6 +6,7 @@ import { bleu, chrf, rouge } from "./index.js";
 import { tokenize13a, tokens13aWork } from "./bleu.js";
 import { runSync } from "./ngrams.js";
 import { testApp, verifyDirect, fastestCpu as fastest } from "../../tests/helpers.js";
+import { longestGap } from "../../tests/loop-watch.js";
 import type { AnyVerifier } from "../../src/core/verifier.js";
 import { InvalidItemError } from "../../src/core/types.js";
 
@@ -105,15 +106,6 @@ describe("over HTTP", () => {
 
 
 describe("the event loop keeps turning while a long item is scored", () => {
-  async function longestGap<T>(f: () => Promise<T>): Promise<{ out: T; gap: number }> {
-    let last = performance.now();
-    let gap = 0;
-    const timer = setInterval(() => { const now = performance.now(); gap = Math.max(gap, now - last); last = now; }, 1);
-    const out = await f();
-    gap = Math.max(gap, performance.now() - last);
-    clearInterval(timer);
-    return { out, gap };
-  }
   test("bleu, chrF++ and rouge on 1 MB (max_response_chars 1,000,000): the same scores, in slices", async () => {
     const response = "a ".repeat(500_000);
     for (const [v, o] of [[bleu, {}], [rouge, {}], [chrf, { word_order: 2 }]] as const) {

@@ -9,6 +9,7 @@ import { lastBoxed } from "../../src/core/completion.js";
 import { InvalidItemError } from "../../src/core/types.js";
 import type { AnyVerifier } from "../../src/core/verifier.js";
 import { verifyDirect, fastestCpu } from "../../tests/helpers.js";
+import { longestGap } from "../../tests/loop-watch.js";
 import { normalize, normalizeSliced, isSpaceCode, nfkcSliced, MAX_MARK_RUN } from "./normalize.js";
 import { spellRaised } from "../../src/core/raised.js";
 import { Value } from "@sinclair/typebox/value";
@@ -312,21 +313,6 @@ describe("normalize on long texts (issue 25: 1 MiB completions stalled the serve
     }
   });
 });
-
-/** The longest the event loop went without a turn (a 1 ms interval's longest gap) while `f` ran. */
-async function longestGap<T>(f: () => Promise<T>): Promise<{ out: T; gap: number }> {
-  let last = performance.now();
-  let gap = 0;
-  const timer = setInterval(() => {
-    const now = performance.now();
-    gap = Math.max(gap, now - last);
-    last = now;
-  }, 1);
-  const out = await f();
-  gap = Math.max(gap, performance.now() - last);
-  clearInterval(timer);
-  return { out, gap };
-}
 
 describe("the event loop keeps turning on hostile text (prober's findings)", () => {
   test("exact: 1 Mi of U+FDFA (18 characters each under NFKC) against a short reference", async () => {
