@@ -86,7 +86,7 @@ export function parseJsonText(text: string, limits: JsonLimits = DEFAULT_LIMITS)
  * The bodies of the ```json (or bare ```) fences whose body starts like a JSON object or array
  * (with `primitives`, like any JSON value), in text order.
  */
-function fencedJson(text: string, primitives = false): { body: string; start: number }[] {
+export function fencedJson(text: string, primitives = false): { body: string; start: number }[] {
   const found: { body: string; start: number }[] = [];
   for (const f of pairedFences(text)) {
     if (f.lang !== "" && f.lang !== "json" && f.lang !== "jsonc" && f.lang !== "json5") continue;

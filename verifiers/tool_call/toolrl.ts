@@ -19,8 +19,8 @@
  * than greedy and equals it whenever greedy is already optimal. `matching: "greedy"` is ToolRL's.
  */
 import { munkres } from "munkres";
-import { DEFAULT_LIMITS, extractJson, parseJsonText, type JsonLimits } from "../json/parse.js";
-import { afterThink, pairedFences } from "../../src/core/completion.js";
+import { DEFAULT_LIMITS, extractJson, fencedJson, parseJsonText, type JsonLimits } from "../json/parse.js";
+import { afterThink } from "../../src/core/completion.js";
 
 export interface ToolCall {
   name: string;
@@ -110,7 +110,6 @@ function callsFromTags(text: string, limits: JsonLimits): CallsParse {
 
 /** At most this many separate JSON values (fences, or bare values) are read for calls. */
 const MAX_JSON_VALUES = 16;
-const JSON_FENCES = new Set(["", "json", "jsonc", "json5"]);
 
 /** Whether a JSON value is written as tool calls: one call in any spelling, a list of them, or a `tool_calls` wrapper. */
 function callShaped(v: unknown): boolean {
@@ -142,10 +141,7 @@ function callValues(v: unknown): unknown[] {
  */
 function callShapedValues(text: string, limits: JsonLimits): unknown[] {
   const found: unknown[] = [];
-  for (const f of pairedFences(text)) {
-    if (!JSON_FENCES.has(f.lang)) continue;
-    const body = f.body.trim();
-    if (!body.startsWith("{") && !body.startsWith("[")) continue;
+  for (const { body } of fencedJson(text)) {
     const p = parseJsonText(body, limits);
     if (p.ok && callShaped(p.value)) found.push(p.value);
     if (found.length >= MAX_JSON_VALUES) break;
