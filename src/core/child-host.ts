@@ -9,6 +9,7 @@
  * it. A process with nothing to do does not keep the server (or a test) alive.
  */
 import { fork, type ChildProcess } from "node:child_process";
+import pLimit from "p-limit";
 
 /** How long a new process may take to load before the failure is ours. */
 const START_MS = 30_000;
@@ -106,5 +107,69 @@ export class ChildHost {
     if (this.pending.size) return;
     this.child.unref();
     (this.child.channel as { unref?: () => void } | undefined)?.unref?.();
+  }
+}
+
+/** Requests tried again alone at once, each in a process of its own (a process is ~40 MB and a start). */
+const ALONE_AT_ONCE = 2;
+
+/**
+ * One process shared by every request, and a process of its own for each request whose shared
+ * process ended under it: the requests that were in a process that died are each tried again
+ * alone (ALONE_AT_ONCE at a time), and the one that ends its own process too is the one that
+ * did it. For the js backend's programs and the custom verifiers' items.
+ */
+export class ChildPool {
+  private current: ChildHost | null = null;
+  private readonly aloneLimit = pLimit(ALONE_AT_ONCE);
+  /** Shared processes lost, and requests that lost a process of their own (tests). */
+  lostShared = 0;
+  blamed = 0;
+
+  constructor(
+    private readonly file: string,
+    private readonly what: string,
+    private readonly args: string[] = [],
+  ) {}
+
+  /**
+   * `ask` in the shared process, and when that process ends under it, again alone. `failed`
+   * answers an error that is no lost process (ours: the process never started); `blame`, the
+   * request that ended its own process too.
+   */
+  async run<T>(ask: (h: ChildHost) => Promise<T>, failed: (e: Error) => T, blame: (lost: ChildLost) => T): Promise<T> {
+    try {
+      return await ask(this.shared());
+    } catch (e) {
+      if (!(e instanceof ChildLost)) return failed(e as Error);
+    }
+    return this.aloneLimit(async () => {
+      const own = new ChildHost(this.file, this.what, () => {}, this.args);
+      try {
+        return await ask(own);
+      } catch (e) {
+        if (!(e instanceof ChildLost)) return failed(e as Error);
+        this.blamed++;
+        return blame(e);
+      } finally {
+        own.kill();
+      }
+    });
+  }
+
+  /** The shared process, started when there is none (or it died). */
+  shared(): ChildHost {
+    if (this.current?.alive) return this.current;
+    const h = new ChildHost(this.file, this.what, (gone) => {
+      if (this.current === gone) this.current = null;
+      this.lostShared++;
+    }, this.args);
+    this.current = h;
+    return h;
+  }
+
+  close(): void {
+    this.current?.kill();
+    this.current = null;
   }
 }
