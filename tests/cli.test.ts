@@ -2,10 +2,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { tempDir } from "./scratch.js";
 
 const run = promisify(execFile);
 const root = new URL("..", import.meta.url).pathname;
@@ -13,7 +13,7 @@ const cli = (args: string[]) =>
   run(process.execPath, ["--import", "tsx", join(root, "src/cli/main.ts"), ...args], { cwd: root, env: { ...process.env, ASSAY_LOG_LEVEL: "silent" } });
 
 test("score writes one result per line, in input order, and never loses a bad line", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "assay-cli-"));
+  const dir = tempDir("assay-cli-");
   const input = join(dir, "in.jsonl");
   const lines: string[] = [];
   for (let i = 0; i < 300; i++) {
@@ -45,7 +45,7 @@ test("score writes one result per line, in input order, and never loses a bad li
 });
 
 test("--resume keeps finished lines and continues after them", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "assay-cli-"));
+  const dir = tempDir("assay-cli-");
   const input = join(dir, "in.jsonl");
   writeFileSync(input, Array.from({ length: 50 }, (_, i) => JSON.stringify({ id: i, verifier: "exact", response: "a", reference: "a" })).join("\n"));
   const out = join(dir, "out.jsonl");
@@ -105,7 +105,7 @@ test("a bad setting stops the server at start-up, naming the variable", async ()
 });
 
 test("score says how many items of a file have an empty gold result (sql), and what closes the hole", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "assay-cli-sql-"));
+  const dir = tempDir("assay-cli-sql-");
   const { default: Database } = await import("better-sqlite3");
   const db = new Database(join(dir, "tiny.sqlite"));
   db.exec("CREATE TABLE t (name TEXT, country TEXT); INSERT INTO t VALUES ('a', 'France'), ('b', 'Peru');");
@@ -131,7 +131,7 @@ test("score says how many items of a file have an empty gold result (sql), and w
 });
 
 test("score reads lines as POST /jobs does: BOM, CRLF, a lone \\r inside a line, a raw NUL", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "assay-cli-bom-"));
+  const dir = tempDir("assay-cli-bom-");
   const input = join(dir, "in.jsonl");
   const item = (id: number, response: string, reference: string) => JSON.stringify({ id, verifier: "exact", response, reference });
   writeFileSync(
@@ -153,7 +153,7 @@ test("score reads lines as POST /jobs does: BOM, CRLF, a lone \\r inside a line,
 });
 
 test("score: a line nested past ASSAY_MAX_DEPTH is an invalid result naming the depth, and the rest is scored", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "assay-cli-deep-"));
+  const dir = tempDir("assay-cli-deep-");
   const input = join(dir, "in.jsonl");
   const deep = '{"verifier":"json","response":"[]","reference":' + "[".repeat(2000) + "]".repeat(2000) + "}";
   writeFileSync(input, deep + "\n" + JSON.stringify({ id: 2, verifier: "exact", response: "a", reference: "a" }) + "\n");
@@ -170,7 +170,7 @@ test("score: a line nested past ASSAY_MAX_DEPTH is an invalid result naming the 
 
 test("countLines streams bytes: \\n only, CRLF, no trailing newline, many chunks", async () => {
   const { countLines } = await import("../src/cli/score.js");
-  const dir = mkdtempSync(join(tmpdir(), "assay-cli-count-"));
+  const dir = tempDir("assay-cli-count-");
   const file = (name: string, text: string | Buffer) => {
     writeFileSync(join(dir, name), text);
     return join(dir, name);

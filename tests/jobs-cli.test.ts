@@ -3,15 +3,15 @@ import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import request from "supertest";
 import { testApp } from "./helpers.js";
+import { tempDir } from "./scratch.js";
 
 const root = new URL("..", import.meta.url).pathname;
-const dir = mkdtempSync(join(tmpdir(), "assay-jobs-cli-"));
+const dir = tempDir("assay-jobs-cli-");
 const server = await testApp({ ASSAY_JOB_CHUNK: "10", ASSAY_BATCH_CONCURRENCY: "4" });
 const http = server.app.listen(0, "127.0.0.1");
 await once(http, "listening");

@@ -11,13 +11,12 @@
 import { test, describe, after, before } from "node:test";
 import assert from "node:assert/strict";
 import type { Server } from "node:http";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import request from "supertest";
 import { testApp, fakeSandbox } from "./helpers.js";
+import { tempDir } from "./scratch.js";
 import { lazy, type Services } from "../src/core/services.js";
 import { openBwrapForTests, openDockerForTests, type Opened } from "./sandboxes.js";
 import {
@@ -127,7 +126,7 @@ if (!opened.sandbox) opened = await openDockerForTests(2);
 
 describe("MCP endpoint with the SDK's client", async () => {
   const sessions = new MemorySessions();
-  const { app, runtime } = await testApp({ ASSAY_SQL_UPLOAD_DIR: mkdtempSync(join(tmpdir(), "assay-mcp-")) }, [], { sandbox: fakeSandbox(opened.sandbox), sessions: memory(sessions) });
+  const { app, runtime } = await testApp({ ASSAY_SQL_UPLOAD_DIR: tempDir("assay-mcp-") }, [], { sandbox: fakeSandbox(opened.sandbox), sessions: memory(sessions) });
   const { url, server } = await listen(app);
   let client: Client;
   before(async () => {

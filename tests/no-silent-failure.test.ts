@@ -6,8 +6,7 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { execFile, execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import request from "supertest";
@@ -16,6 +15,7 @@ import { loadConfig, NOT_SETTINGS, settingsList } from "../src/core/config.js";
 import { editDistance, nearest } from "../src/core/nearest.js";
 import { formatSeconds } from "../src/cli/format.js";
 import { createRequire } from "node:module";
+import { tempDir } from "./scratch.js";
 
 /** cli-progress's own duration formatter, which the bars no longer use. */
 const formatTime = createRequire(import.meta.url)("cli-progress/lib/format-time.js") as (t: number, o: { autopaddingChar: string }, round: number) => string;
@@ -76,7 +76,7 @@ describe("a misspelt verifier on the drop-in routes is a 400 naming the nearest 
 
 describe("assay score: a mistake on every line is a failure", () => {
   test("a misspelt --verifier exits non-zero before scoring, naming the nearest verifier", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "assay-silent-"));
+    const dir = tempDir("assay-silent-");
     writeFileSync(join(dir, "in.jsonl"), '{"response":"4","reference":"4"}\n');
     await assert.rejects(cli(["score", join(dir, "in.jsonl"), "-o", join(dir, "out.jsonl"), "--verifier", "mathh"]), (e) => {
       assert.notEqual(failure(e).code, 0);
@@ -86,7 +86,7 @@ describe("assay score: a mistake on every line is a failure", () => {
   });
 
   test("every line invalid exits non-zero and names the invalid lines on stderr; some invalid lines do not", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "assay-silent-"));
+    const dir = tempDir("assay-silent-");
     const input = join(dir, "in.jsonl");
     writeFileSync(input, Array.from({ length: 12 }, (_, i) => JSON.stringify({ id: i, verifier: "exatc", response: "a", reference: "a" })).join("\n") + "\n");
     await assert.rejects(cli(["score", input, "-o", join(dir, "out.jsonl")]), (e) => {
@@ -104,7 +104,7 @@ describe("assay score: a mistake on every line is a failure", () => {
   });
 
   test("output line N is input line N: a blank line is an invalid result in its place; blank lines at the end are no items", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "assay-silent-"));
+    const dir = tempDir("assay-silent-");
     const input = join(dir, "in.jsonl");
     const item = (id: number) => JSON.stringify({ id, verifier: "exact", response: "a", reference: "a" });
     writeFileSync(input, [item(1), "", "  ", item(4), "", ""].join("\n") + "\n");
@@ -117,7 +117,7 @@ describe("assay score: a mistake on every line is a failure", () => {
   });
 
   test("a missing output folder or input file is a one-line error, not a stack trace", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "assay-silent-"));
+    const dir = tempDir("assay-silent-");
     writeFileSync(join(dir, "in.jsonl"), '{"verifier":"exact","response":"a","reference":"a"}\n');
     await assert.rejects(cli(["score", join(dir, "in.jsonl"), "-o", join(dir, "no/such/dir/out.jsonl")]), (e) => {
       const err = failure(e).stderr ?? "";

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { loadConfig } from "../src/core/config.js";
 import { startServer } from "../src/server/start.js";
 import { listeningUrl, quiet, testRuntime } from "./helpers.js";
+import { tempDir } from "./scratch.js";
 
 const root = new URL("..", import.meta.url).pathname;
 const env = { ...process.env, ASSAY_SANDBOX: "none", ASSAY_DATA_DIR: ":memory:" };
@@ -123,10 +124,8 @@ test("a runtime that has not warmed up is not ready; one whose parts fail is rea
 });
 
 test("warm-up starts the SQLite processes when there are SQLite databases, and /readyz says so", async () => {
-  const { mkdtempSync } = await import("node:fs");
-  const { tmpdir } = await import("node:os");
   const Database = (await import("better-sqlite3")).default;
-  const dir = mkdtempSync(join(tmpdir(), "assay-ready-sql-"));
+  const dir = tempDir("assay-ready-sql-");
   const db = new Database(join(dir, "shop.sqlite"));
   db.exec("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1);");
   db.close();

@@ -9,9 +9,8 @@
  */
 import { test, describe, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { tmpdir } from "node:os";
 import request from "supertest";
 import express from "express";
 import { chromium, type Browser, type Page } from "playwright-core";
@@ -20,6 +19,7 @@ import { startServer, type Running } from "../src/server/start.js";
 import { uiRoutes, UI_DIST } from "../src/server/routes/ui.js";
 import { startJudgeFixture, type JudgeFixture } from "./fixtures/judge-server.js";
 import { quiet, testApp } from "./helpers.js";
+import { tempDir } from "./scratch.js";
 
 const CHROMIUM = process.env.ASSAY_CHROMIUM ?? "/usr/bin/chromium";
 const KEY = "e2e-secret-key";
@@ -32,7 +32,7 @@ if (skip) console.log(skip);
 
 describe("/ui route", () => {
   test("without a build it answers 503 with a message saying how to build it", async () => {
-    const app = express().use(uiRoutes(mkdtempSync(join(tmpdir(), "assay-ui-"))));
+    const app = express().use(uiRoutes(tempDir("assay-ui-")));
     const res = await request(app).get("/ui/");
     assert.equal(res.status, 503);
     assert.match(res.text, /npm run build/);

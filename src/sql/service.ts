@@ -7,7 +7,7 @@
  * database/<db_id>/<db_id>.sqlite layout works), uploads (stored under `uploadDir`), and
  * PostgreSQL databases named by connection URL.
  */
-import { readdirSync, readFileSync, statSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, basename, resolve } from "node:path";
 import { tmpdir } from "node:os";
 import { randomBytes } from "node:crypto";
@@ -551,7 +551,7 @@ export class SqlService {
       // Kept once it answered, as a file beside the uploaded SQLite files: every replica that
       // shares the folder, and this one after a restart, knows the id (the URL holds a password:
       // the file is the server's alone to read).
-      mkdirSync(this.opts.uploadDir, { recursive: true });
+      mkdirSync(this.opts.uploadDir, { recursive: true, mode: 0o700 });
       const tmp = join(this.opts.uploadDir, `.${u.id}.${randomBytes(6).toString("hex")}.tmp`);
       writeFileSync(tmp, JSON.stringify({ url: u.postgres, registered } satisfies PgUpload) + "\n", { mode: 0o600 });
       renameSync(tmp, join(this.opts.uploadDir, u.id + PG_UPLOAD));
@@ -566,7 +566,7 @@ export class SqlService {
     if ("sqlite" in u && u.sqlite.length > maxBytes) {
       throw new UploadError(`the database file is ${mb(u.sqlite.length)}, past ASSAY_SQL_MAX_DB_MB (${mb(maxBytes)}); raise it, or put the file under ASSAY_SQL_DIR`, 413);
     }
-    mkdirSync(this.opts.uploadDir, { recursive: true });
+    mkdirSync(this.opts.uploadDir, { recursive: true, mode: 0o700 });
     const final = join(this.opts.uploadDir, `${u.id}.sqlite`);
     const tmp = join(this.opts.uploadDir, `.${u.id}.${randomBytes(6).toString("hex")}.tmp`);
     const pool = this.engineSqlite();
@@ -715,9 +715,10 @@ export function createSqlService(config: Config): SqlService {
   const c = config.sql;
   return new SqlService({
     dir: c.dir,
-    // uploads live with the rest of the server's data; with nothing kept, in a folder of its own
+    // uploads live with the rest of the server's data; with nothing kept, in a folder of its own,
+    // named now and made by the first upload (a server that never takes one leaves nothing behind)
     ...(c.uploadDir ? { uploadDir: c.uploadDir }
-      : config.dataDir === ":memory:" ? { uploadDir: mkdtempSync(join(tmpdir(), "assay-databases-")), uploadDirTemporary: true }
+      : config.dataDir === ":memory:" ? { uploadDir: join(tmpdir(), `assay-databases-${process.pid}-${randomBytes(6).toString("hex")}`), uploadDirTemporary: true }
       : { uploadDir: join(config.dataDir, "databases") }),
     maxDbBytes: c.maxDbMb * 1024 ** 2,
     buildTimeoutMs: c.buildTimeoutMs,

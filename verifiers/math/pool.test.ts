@@ -15,6 +15,7 @@ import { resolveOptions } from "./options.js";
 import { math, mathPoolStats } from "./index.js";
 import { quiet } from "../../tests/helpers.js";
 import type { VerifyContext } from "../../src/core/verifier.js";
+import { tempDir } from "../../tests/scratch.js";
 
 let server: Server;
 let base: string;
@@ -165,10 +166,9 @@ test("math's verify does not read ctx.signal (an AbortController and a listener 
 });
 
 test("a worker that cannot start is reported by ready(), not a crash", async () => {
-  const { writeFileSync, mkdtempSync } = await import("node:fs");
+  const { writeFileSync } = await import("node:fs");
   const { join } = await import("node:path");
-  const { tmpdir } = await import("node:os");
-  const bad = join(mkdtempSync(join(tmpdir(), "assay-math-")), "broken-worker.mjs");
+  const bad = join(tempDir("assay-math-"), "broken-worker.mjs");
   writeFileSync(bad, "throw new Error('cannot load');\nexport default () => 1;\n");
   const pool = new MathPool(1, { filename: bad });
   try {

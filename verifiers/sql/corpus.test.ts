@@ -9,11 +9,11 @@
 import { test, describe, after } from "node:test";
 import assert from "node:assert/strict";
 import request from "supertest";
-import { mkdtempSync, mkdirSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { testApp } from "../../tests/helpers.js";
+import { tempDir } from "../../tests/scratch.js";
 
 const here = join(import.meta.dirname, "corpus");
 type Pair = { id: string; db: string; gold: string; pred: string; response: string };
@@ -31,7 +31,7 @@ const DIFFERENT: Record<string, { assay: number; why: string }> = {
 };
 const BIRD_RULE = { rows: "set", order: "ignore", column_order: "strict", float_digits: 0 };
 
-const dir = mkdtempSync(join(tmpdir(), "assay-corpus-"));
+const dir = tempDir("assay-corpus-");
 for (const db of new Set(pairs.map((p) => p.db))) {
   mkdirSync(join(dir, db));
   const d = new Database(join(dir, db, `${db}.sqlite`));

@@ -2,11 +2,11 @@
  * Test fixtures: a Spider-shaped database (concert_singer, grown a little) with foreign keys,
  * NULLs, floats and duplicate values, built from one script that SQLite and PostgreSQL both run.
  */
-import { mkdtempSync, mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { createHash } from "node:crypto";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import { tempDir } from "../../tests/scratch.js";
 
 export const SCHEMA = `
 CREATE TABLE stadium (
@@ -80,7 +80,7 @@ export const SCRIPT = SCHEMA + DATA + ticketRows();
 
 /** Builds the fixture as <dir>/database/<id>/<id>.sqlite (Spider's layout); returns the dir and path. */
 export function sqliteFixture(id = "concert_singer"): { dir: string; path: string } {
-  const dir = mkdtempSync(join(tmpdir(), "assay-sql-"));
+  const dir = tempDir("assay-sql-");
   const sub = join(dir, "database", id);
   mkdirSync(sub, { recursive: true });
   const path = join(sub, `${id}.sqlite`);
