@@ -249,8 +249,17 @@ function lastNumber(s: string): string | null {
   }
   // a percent sign or word after it stays with it ("40 percent" is 40% against 0.4)
   const pct = /^\s?(?:\\?%|percent\b)/.exec(s.slice(end, end + 9));
-  return pct ? `${n}%` : n;
+  if (pct) return `${n}%`;
+  // so does a word that changes its value: "2.5 million" is 2500000, "12 squared" 144, and
+  // "5 tenths" or "3 doubled" is not the number before the word
+  const word = VALUE_AFTER.exec(s.slice(end, end + 24));
+  if (!word) return n;
+  const w = word[1].toLowerCase();
+  return w === "squared" ? `${n}^2` : w === "cubed" ? `${n}^3` : `${n} ${word[1]}`;
 }
+
+/** A word right after a number in prose that changes its value (a scale, a power, a fraction's denominator, an operation). */
+const VALUE_AFTER = /^\s{1,3}((?:thousand|million|billion|trillion)s?|squared|cubed|(?:four|fif|six|seven|eigh|nin|ten|eleven|twelf|twentie|hundred|thousand|million|billion|trillion)ths?|doubled|tripled|quadrupled|halved|negated|inverted|reciprocal|inverse|factorial|dozens?)\b/i;
 
 const MATH_WORDS = /^(?:sin|cos|tan|sec|csc|cot|arcsin|arccos|arctan|sinh|cosh|tanh|ln|log|exp|sqrt|cbrt|abs|pi|inf|infty|infinity|and|or|percent|percentage|pct)$/i;
 

@@ -43,7 +43,13 @@ const NOT_NOUNS = new Set([
   "gcd", "lcm", "det", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "inf", "infty", "infinity", "undefined",
   "true", "false", "yes", "odd", "even", "real", "complex", "integer", "integers", "rational", "irrational", "prime",
   "primes", "repeating", "recurring", "approx", "approximately", "about", "exactly", "digit", "digits",
+  "doubled", "tripled", "quadrupled", "halved", "negated", "inverted", "reversed", "reciprocal", "reciprocals",
+  "inverse",
 ]);
+/** A fraction's denominator as a word (`5 tenths`, `3 hundredths`): the value is not the number before it. */
+const FRACTION_WORD = /^(?:four|fif|six|seven|eigh|nin|ten|eleven|twelf|twentie|hundred|thousand|million|billion|trillion)ths?$/i;
+/** A word that changes or qualifies the number before it: never dropped as the thing counted. */
+export const valueWord = (w: string): boolean => NOT_NOUNS.has(w.toLowerCase()) || FRACTION_WORD.test(w);
 const SCALES: Record<string, number> = { thousand: 3, million: 6, billion: 9, trillion: 12 };
 /** A whole answer `2.5 million`: a number, then one scale word. */
 const SCALED = /^\s*(-?)(\d{1,15})(?:\.(\d{1,15}))?\s*(thousand|million|billion|trillion)s?\s*$/i;
@@ -65,10 +71,10 @@ function dropTrailingNoun(s: string): string {
   const m = TRAILING_WORDS.exec(s.slice(from));
   if (!m) return s;
   const words = m[1].split(/[ -]+/).filter(Boolean);
-  if (!words.some((w) => NOT_NOUNS.has(w.toLowerCase()))) return s.slice(0, from + m.index);
+  if (!words.some(valueWord)) return s.slice(0, from + m.index);
   // `7 million dollars`: the noun after a scale word goes, the scale word stays (scaleWord)
   const scale = words[0].toLowerCase().replace(/s$/, "");
-  if (words.length > 1 && scale in SCALES && !words.slice(1).some((w) => NOT_NOUNS.has(w.toLowerCase()))) return `${s.slice(0, from + m.index)} ${words[0]}`;
+  if (words.length > 1 && scale in SCALES && !words.slice(1).some(valueWord)) return `${s.slice(0, from + m.index)} ${words[0]}`;
   return s;
 }
 

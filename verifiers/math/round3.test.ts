@@ -266,3 +266,34 @@ describe("boxes joined by a hedge are answers given at once", () => {
     for (const [text, ref, want] of rows) assert.equal(grade(text, ref).reward, want, text);
   });
 });
+
+describe("a word that changes the number before it stays with it", () => {
+  // The number alone was read: "The answer is 2.5 million." paid 2.5, "5 tenths" paid 5,
+  // "\boxed{3 \text{ doubled}}" paid 3. A counted noun after a number is still dropped.
+  const rows: [string, string, 0 | 1][] = [
+    ["The answer is 2.5 million.", "2.5", 0],
+    ["The answer is 2.5 million.", "2500000", 1],
+    ["The answer is 3 thousand.", "3000", 1],
+    ["The final answer is 12 squared.", "12", 0],
+    ["The final answer is 12 squared.", "144", 1],
+    ["The answer is 4 cubed.", "64", 1],
+    ["The answer is 5 tenths.", "5", 0],
+    ["The answer is 3 dozen eggs.", "3", 0],
+    ["\\boxed{5 \\text{ tenths}}", "5", 0],
+    ["\\boxed{6 \\text{ hundredths}}", "6", 0],
+    ["\\boxed{7 \\text{ thousandths}}", "7", 0],
+    ["\\boxed{3 \\text{ doubled}}", "3", 0],
+    ["\\boxed{10 \\text{ tripled}}", "10", 0],
+    ["\\boxed{2 \\text{ halved}}", "2", 0],
+    ["\\boxed{4 \\text{ reciprocal}}", "4", 0],
+    ["\\boxed{9 \\text{ inverse}}", "9", 0],
+    ["\\boxed{8 \\text{ negated}}", "8", 0],
+    ["The answer is 12 months.", "12", 1],
+    ["\\boxed{12 \\text{ months}}", "12", 1],
+    ["The answer is 7 red apples.", "7", 1],
+    ["The answer is 40 percent.", "0.4", 1],
+  ];
+  test("scales, powers, fractions' denominators and operations after a number", () => {
+    for (const [text, ref, want] of rows) assert.equal(grade(text, ref).reward, want, `${text} against ${ref}`);
+  });
+});
