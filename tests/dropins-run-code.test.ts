@@ -166,6 +166,13 @@ describe("64 concurrent verl requests, 16 of them looping, on the real docker sa
   after(() => sb.close());
 
   test("the docker pool gives up waiting at startBy and says so distinctly (not a sandbox failure)", async () => {
+    // Every container warm first: a loop still waiting for one would be served after the run
+    // with a startBy (earliest deadline first, sandbox/waiters.ts), which would then start.
+    const pool = sb as unknown as { warm(language: string): void; stats(): { idle: number }[] };
+    pool.warm("python");
+    for (const t = Date.now(); !((pool.stats()[0]?.idle ?? 0) >= 4); await new Promise((r) => setTimeout(r, 50))) {
+      assert.ok(Date.now() - t < 60_000, `the pool's 4 containers did not start: ${JSON.stringify(pool.stats())}`);
+    }
     const loops = [0, 1, 2, 3].map(() => sb.run({ language: "python", code: "while True: pass", limits: { wallMs: 2500, cpuMs: 2500 } }));
     await new Promise((r) => setTimeout(r, 300));
     const t0 = Date.now();

@@ -31,6 +31,7 @@ import { RunMeter, overloadMessage } from "../meter.js";
 /** A bwrap run's result with what its meter measured (null where the slot has no cgroups). */
 type Metered = CappedResult & { cpuMs: number | null; waitMs: number | null };
 import { PACKAGE_ROOT } from "../paths.js";
+import { Waiters } from "../waiters.js";
 
 const BASE_UID = 61000;
 
@@ -54,6 +55,11 @@ export interface BwrapOptions {
   preload?: string[];
   /** Told what an operator should fix (a preloaded module that does not import); the server logs it as a warning. */
   onWarning?: (message: string) => void;
+  /**
+   * ASSAY_SANDBOX_MAX_WAIT_MS: a run waiting for a slot without a `startBy` is served as if it
+   * had one this far after it began waiting (../waiters.ts; default 30 s).
+   */
+  maxWaitMs?: number;
 }
 
 /** The biggest compiled program a slot's cache is seeded with or gives the host (the runner caches up to half its 24 MiB). */
@@ -160,7 +166,8 @@ export class BwrapSandbox implements Sandbox {
   readonly name = "bwrap";
   readonly languages: readonly string[];
   private readonly free: number[] = [];
-  private readonly waiters: ((slot: number) => void)[] = [];
+  /** Runs waiting for a slot, served earliest deadline first (../waiters.ts). */
+  private readonly waiters: Waiters<number>;
   private readonly base: string;
   private readonly root = process.getuid?.() === 0;
   /** Per-slot memory and pids cgroups, or why there are none (rlimits only). */
@@ -182,6 +189,7 @@ export class BwrapSandbox implements Sandbox {
     this.languages = Object.keys(LANGUAGES).filter((l) => rootfs[LANGUAGES[l].image ?? ""]);
     for (let i = 0; i < opts.slots; i++) this.free.push(i);
     this.ledger = new Ledger(opts.slots);
+    this.waiters = new Waiters(opts.maxWaitMs);
     removeStaleScratch();
     this.base = mkdtempSync(join(tmpdir(), `assay-bwrap-${process.pid}-`));
     chmodSync(this.base, 0o711);
@@ -207,34 +215,21 @@ export class BwrapSandbox implements Sandbox {
     return this.free.pop();
   }
 
-  /** A free slot, or a wait for one; past `startBy` (epoch ms) the wait ends in NotStartedError. */
+  /**
+   * A free slot, or a wait for one; past `startBy` (epoch ms) the wait ends in NotStartedError.
+   * A slot that comes free goes to the waiter with the earliest deadline (its `startBy`, else
+   * when it began waiting plus ASSAY_SANDBOX_MAX_WAIT_MS), whatever its image: pick()'s
+   * preference is among free slots.
+   */
   private acquire(startBy?: number, image?: string, key?: string): Promise<number> {
     const s = this.pick(image, key);
     if (s !== undefined) return Promise.resolve(s);
     if (startBy !== undefined && startBy <= Date.now()) return Promise.reject(new NotStartedError("no sandbox slot came free in time"));
-    return new Promise((res, rej) => {
-      let timer: NodeJS.Timeout | undefined;
-      const waiter = (slot: number) => {
-        clearTimeout(timer);
-        res(slot);
-      };
-      this.waiters.push(waiter);
-      if (startBy !== undefined) {
-        timer = setTimeout(() => {
-          const i = this.waiters.indexOf(waiter);
-          if (i >= 0) {
-            this.waiters.splice(i, 1);
-            rej(new NotStartedError("no sandbox slot came free before the start deadline"));
-          }
-        }, Math.max(0, startBy - Date.now()));
-      }
-    });
+    return this.waiters.wait({ startBy, late: "no sandbox slot came free before the start deadline" });
   }
 
   private release(slot: number): void {
-    const w = this.waiters.shift();
-    if (w) w(slot);
-    else this.free.push(slot);
+    if (!this.waiters.give(slot)) this.free.push(slot);
   }
 
   private runs = 0;
@@ -718,7 +713,7 @@ export async function removeTree(dir: string): Promise<void> {
   });
 }
 
-export async function openBwrap(c: Pick<SandboxConfig, "rootfs" | "poolSize" | "scratchMb" | "memoryMb" | "pids"> & { bwrapWarm?: boolean; preload?: string[]; onWarning?: (message: string) => void }): Promise<{ sandbox: BwrapSandbox | null; note: string }> {
+export async function openBwrap(c: Pick<SandboxConfig, "rootfs" | "poolSize" | "scratchMb" | "memoryMb" | "pids"> & Partial<Pick<SandboxConfig, "maxWaitMs">> & { bwrapWarm?: boolean; preload?: string[]; onWarning?: (message: string) => void }): Promise<{ sandbox: BwrapSandbox | null; note: string }> {
   const bwrap = which("bwrap");
   const prlimit = which("prlimit");
   if (!bwrap || !prlimit) {
@@ -735,7 +730,7 @@ export async function openBwrap(c: Pick<SandboxConfig, "rootfs" | "poolSize" | "
   }
   if (!rootfs.python) return { sandbox: null, note: "bwrap: no image root filesystem on disk; run `npx assay sandbox build`" };
   const slots = c.poolSize;
-  const sb = new BwrapSandbox(rootfs, { slots, bwrap, prlimit, scratchMb: c.scratchMb, memoryMb: c.memoryMb, pids: c.pids, warm: c.bwrapWarm, preload: c.preload, onWarning: c.onWarning });
+  const sb = new BwrapSandbox(rootfs, { slots, bwrap, prlimit, scratchMb: c.scratchMb, memoryMb: c.memoryMb, pids: c.pids, warm: c.bwrapWarm, preload: c.preload, onWarning: c.onWarning, maxWaitMs: c.maxWaitMs });
   const probe = await sb.run({ language: "python", code: "print(6*7)", limits: { wallMs: 10_000 } });
   if (probe.status !== "finished" || probe.stdout.trim() !== "42") {
     await sb.close();

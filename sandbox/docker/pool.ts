@@ -6,11 +6,13 @@ import { Worker, type DockerOptions } from "./worker.js";
 import type { Engine, Engines } from "./engines.js";
 import { NotStartedError } from "../job.js";
 import { Ledger } from "../load.js";
+import { Waiters } from "../waiters.js";
 
 /** Warm containers of one image. */
 export class Pool {
   private idle: Worker[] = [];
-  private waiters: { resolve: (w: Worker) => void; reject: (e: Error) => void }[] = [];
+  /** Runs waiting for a container, served earliest deadline first (../waiters.ts). */
+  private readonly waiters: Waiters<Worker>;
   private live = 0;
   private closed = false;
   private lastError: Error | null = null;
@@ -22,6 +24,7 @@ export class Pool {
 
   constructor(private readonly engines: Engines, readonly image: string, private readonly opts: DockerOptions) {
     this.ledger = new Ledger(opts.poolSize);
+    this.waiters = new Waiters(opts.maxWaitMs);
     engines.onDown((e) => this.dropEngine(e));
   }
 
@@ -51,7 +54,7 @@ export class Pool {
           // Another engine may take it; with none left, tell the waiters rather than hang them.
           if (!this.closed && this.engines.pick()) this.fill();
           else {
-            if (this.live === 0) for (const w of this.waiters.splice(0)) w.reject(e);
+            if (this.live === 0) this.waiters.rejectAll(e);
             this.retryLater();
           }
         },
@@ -81,7 +84,8 @@ export class Pool {
   /**
    * A warm container, or a wait for one. `startBy` (epoch ms): give up waiting then with a
    * NotStartedError (the caller's budget would be spent before its program could run).
-   * `prefer`: an idle container it picks is taken before the others.
+   * `prefer`: an idle container it picks is taken before the others. Waiters are served
+   * earliest deadline first: a `startBy`, else the wait's start plus ASSAY_SANDBOX_MAX_WAIT_MS.
    */
   acquire(signal?: AbortSignal, startBy?: number, prefer?: (w: Worker) => boolean): Promise<Worker> {
     // An idle container `prefer` picks first (the one that compiled this program: its cache has it).
@@ -96,36 +100,7 @@ export class Pool {
     if (this.live < this.opts.poolSize) this.fill();
     if (this.live === 0 && this.lastError) return Promise.reject(this.lastError);
     if (startBy !== undefined && startBy <= Date.now()) return Promise.reject(new NotStartedError("no sandbox container came free in time"));
-    return new Promise((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined;
-      const leave = () => {
-        const i = this.waiters.indexOf(entry);
-        if (i >= 0) this.waiters.splice(i, 1);
-        return i >= 0;
-      };
-      const onAbort = () => {
-        if (leave()) entry.reject(new Error("aborted while waiting for a sandbox"));
-      };
-      const entry = {
-        resolve: (x: Worker) => {
-          clearTimeout(timer);
-          signal?.removeEventListener("abort", onAbort);
-          resolve(x);
-        },
-        reject: (e: Error) => {
-          clearTimeout(timer);
-          signal?.removeEventListener("abort", onAbort);
-          reject(e);
-        },
-      };
-      this.waiters.push(entry);
-      signal?.addEventListener("abort", onAbort, { once: true });
-      if (startBy !== undefined) {
-        timer = setTimeout(() => {
-          if (leave()) entry.reject(new NotStartedError("no sandbox container came free before the start deadline"));
-        }, Math.max(0, startBy - Date.now()));
-      }
-    });
+    return this.waiters.wait({ startBy, signal, late: "no sandbox container came free before the start deadline" });
   }
 
   release(w: Worker): void {
@@ -133,9 +108,7 @@ export class Pool {
       this.discard(w);
       return;
     }
-    const waiter = this.waiters.shift();
-    if (waiter) waiter.resolve(w);
-    else this.idle.push(w);
+    if (!this.waiters.give(w)) this.idle.push(w);
   }
 
   /** Removes a container that can no longer be trusted and starts a fresh one. */
@@ -167,7 +140,7 @@ export class Pool {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.retryTimer);
-    for (const w of this.waiters.splice(0)) w.reject(new Error("sandbox closed"));
+    this.waiters.rejectAll(new Error("sandbox closed"));
     await Promise.all(this.idle.splice(0).map((w) => w.destroy()));
   }
 }

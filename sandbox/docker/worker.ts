@@ -28,6 +28,11 @@ export interface DockerOptions {
   certPath?: string;
   /** Python's warm interpreter imports these (empty: each language's own list, sandbox/languages.ts). */
   preload?: string[];
+  /**
+   * ASSAY_SANDBOX_MAX_WAIT_MS: a run waiting for a container without a `startBy` is served as if
+   * it had one this far after it began waiting (../waiters.ts; default 30 s).
+   */
+  maxWaitMs?: number;
   /** The tag a recipe's image has (default: images.ts's imageTag). Tests point it at tags of their own. */
   tagOf?: (r: Recipe) => string;
   /** Told what an operator should fix (a preloaded module that does not import); the server logs it as a warning. */
@@ -44,6 +49,7 @@ export function dockerOptions(c: SandboxConfig): DockerOptions {
     hosts: c.dockerHosts.length ? c.dockerHosts : c.dockerHost ? [c.dockerHost] : [],
     certPath: c.dockerCertPath || undefined,
     preload: c.preload,
+    maxWaitMs: c.maxWaitMs,
   };
 }
 
