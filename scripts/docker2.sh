@@ -44,6 +44,13 @@ case "${1:-start}" in
       # cannot run, and this engine would fail the same way.
       driver=$(docker info --format '{{.Driver}}' 2>/dev/null || echo overlay2)
       make_tls
+      # Pid files left by an engine that did not stop (a killed machine) can name a pid that
+      # another process holds now: dockerd then takes that process for its containerd and waits
+      # on a socket that never comes ("timeout waiting for containerd to start").
+      for f in "$PIDFILE" /run/assay-docker2/containerd/containerd.pid; do
+        p=$(cat "$f" 2>/dev/null || true)
+        if [ -n "$p" ] && ! tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | grep -q assay-docker2; then rm -f "$f"; fi
+      done
       nohup dockerd --storage-driver "$driver" -H "$TCP" --tlsverify --tlscacert "$TLS/ca.pem" \
         --tlscert "$TLS/server-cert.pem" --tlskey "$TLS/server-key.pem" --data-root /var/lib/assay-docker2 --exec-root /run/assay-docker2 --pidfile "$PIDFILE" \
         -H "$HOST" --bridge=none --iptables=false --ip6tables=false --ip-forward=false --ip-masq=false \
