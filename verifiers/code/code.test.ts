@@ -59,12 +59,12 @@ describe("test formats", () => {
   test("verl/APPS {inputs, outputs} as stdio, with fn_name as calls, as a JSON string too", () => {
     assert.deepEqual(parseReference({ inputs: ["1 2\n"], outputs: ["3\n"] }), { kind: "stdio", cases: [{ input: "1 2\n", output: "3\n" }] });
     const s = parseReference(JSON.stringify({ inputs: [[[2, 7], 9]], outputs: [[[0, 1]]], fn_name: "twoSum" }));
-    assert.deepEqual(s, { kind: "call", fn: "twoSum", cases: [{ args: [[2, 7], 9], output: [[0, 1]] }] });
+    assert.deepEqual(s, { kind: "call", fn: "twoSum", cases: [{ args: [[2, 7], 9], output: [[0, 1]] }], wrapped: true });
     assert.equal(parseReference({ input_output: JSON.stringify({ inputs: ["1"], outputs: ["1"] }) }).kind, "stdio");
   });
   test("LiveCodeBench functional tests: one JSON value per line", () => {
     const s = parseReference({ tests: [{ input: "[2,7,11,15]\n9", output: "[0, 1]", testtype: "functional" }], fn_name: "twoSum" });
-    assert.deepEqual(s, { kind: "call", fn: "twoSum", cases: [{ args: [[2, 7, 11, 15], 9], output: [0, 1] }] });
+    assert.deepEqual(s, { kind: "call", fn: "twoSum", cases: [{ args: [[2, 7, 11, 15], 9], output: [0, 1] }], wrapped: false });
     assert.equal(parseReference({ tests: [{ input: "1\n", output: "1\n", testtype: "stdin" }] }).kind, "stdio");
   });
   test("HumanEval and MBPP", () => {
@@ -322,6 +322,55 @@ describe("code verifier in the docker sandbox", { skip: opened.skip }, () => {
       const ref = { test_list: ["import math\nassert math.isclose(f(), 2.0)"] };
       const r = await verify(fence("python", "import math\nmath.isclose = lambda *a, **k: True\ndef f(): return 1.0"), ref);
       assert.equal(r.reward, 0, r.reason);
+    });
+    // A test's builtins and modules are never the program's: each of these computed both sides of
+    // the assert (or ran the program's string as code in the trusted process) and scored 1.
+    const forge = "exec(\"import sys,os\\nfr=sys._getframe()\\nwhile fr is not None and 'emit' not in fr.f_locals: fr=fr.f_back\\ne=fr.f_locals['emit']\\nfor i in range(len(fr.f_locals['data']['tests'])): e({'t':i,'end':True})\\ne({'done':True})\\nos._exit(0)\")";
+    const shadows: Array<[string, string, Record<string, unknown>]> = [
+      ["`from builtins import eval as int` runs the returned string in the trusted process",
+        `from builtins import eval as int\nPAY = ${JSON.stringify(forge)}\ndef f(n): return PAY\ndef g(x): return 'wrong'`,
+        { test_list: ["assert int(f(5)) == 35", "assert g(1) == 12345"] }],
+      ["`from builtins import eval as set` against MBPP+'s set(f(x)) == set(...)",
+        `from builtins import eval as set\nPAY = ${JSON.stringify(forge)}\ndef similar_elements(a, b): return PAY`,
+        { test_list: ["assert set(similar_elements((3, 4, 5, 6), (5, 7, 4, 10))) == set((4, 5))"] }],
+      ["a program's `def abs` in HumanEval's check", "def abs(x): return 0\ndef truncate_number(x): return 42.0",
+        { test: "def check(candidate):\n    assert abs(candidate(1.33) - 0.33) < 1e-6\n    assert abs(candidate(123.456) - 0.456) < 1e-6", entry_point: "truncate_number" }],
+      ["a program's `def set`", "def set(*a): return 0\ndef similar_elements(a, b): return None",
+        { test_list: ["assert set(similar_elements((3, 4, 5, 6), (5, 7, 4, 10))) == set((4, 5))"] }],
+      ["a program's `sorted = lambda`", "sorted = lambda *a, **k: 0\ndef f(x): return None", { test_list: ["assert sorted(f([3, 1, 2])) == sorted([1, 2, 3])"] }],
+      ["a program's `class math` where the test does not import math", "class math:\n    @staticmethod\n    def isclose(*a, **k): return True\ndef area(r): return 0",
+        { test_list: ["assert math.isclose(area(2), 12.566, rel_tol=0.001)"] }],
+      ["`from unittest.mock import call as math` (every attribute call is truthy)", "from unittest.mock import call as math\ndef area(r): return 0",
+        { test_list: ["assert math.isclose(area(2), 12.566, rel_tol=0.001)"] }],
+      ["a program's `__builtins__`", "__builtins__ = {'abs': lambda x: 0}\ndef f(x): return 9", { test_list: ["assert abs(f(1) - 1) < 1e-9"] }],
+    ];
+    for (const [name, src, ref] of shadows) {
+      test(name, async () => {
+        const r = await verify(fence("python", src), ref);
+        assert.equal(r.reward, 0, r.reason);
+      });
+    }
+    test("the function under test may have a builtin's name (MBPP/126's sum); the tests' other builtins stay theirs", async () => {
+      const mbpp126 = { test_list: ["assert sum(10,15) == 6", "assert sum(100,150) == 93", "assert sum(4,6) == 3"] };
+      const sol = "def sum(a,b):\n    sum = 0\n    for i in range (1,min(a,b)):\n        if (a % i == 0 and b % i == 0):\n            sum += i\n    return sum";
+      assert.equal((await verify(fence("python", sol), mbpp126)).reward, 1);
+      assert.equal((await verify(fence("python", sol.replace("sum += i", "sum += 2 * i")), mbpp126)).reward, 0);
+      const he = { test: "def check(candidate):\n    assert candidate([1, 2]) == 3\n    assert abs(candidate([0.5]) - 0.5) < 1e-9", entry_point: "sum" };
+      assert.equal((await verify(fence("python", "import builtins\ndef sum(xs): return builtins.sum(xs)"), he)).reward, 1);
+      // the program's honest imports still reach the tests: modules, under an alias too
+      const hq = { test_list: ["assert hq.nsmallest(2, f([3, 1, 2])) == [1, 2]", "assert math.floor(2.5) == 2"] };
+      assert.equal((await verify(fence("python", "import heapq as hq\nimport math\ndef f(x): return x"), hq)).reward, 1);
+    });
+    test("MultiPL-E's Python tests run under the assert harness: an always-equal object and a printed end marker earn 0", async () => {
+      const tests = "def check(candidate):\n    assert candidate(1, 2) == 3\n    assert candidate(2, 5) == 7\n\ndef test_check():\n    check(add)\n\ntest_check()\n";
+      assert.equal((await verify(fence("python", "def add(a, b):\n    return a + b"), { tests })).reward, 1);
+      assert.equal((await verify(fence("python", "def add(a, b):\n    return a - b"), { tests })).reward, 0);
+      assert.equal((await verify(fence("python", "class A:\n    def __eq__(s, o): return True\ndef add(a, b): return A()"), { tests })).reward, 0);
+      const marker = "import sys, os, re\nsrc = open(sys.argv[0]).read() if sys.argv and os.path.exists(sys.argv[0]) else ''\nm = re.search(r'ASSAY-END:[0-9a-f]+', src)\nif m: print('\\n' + m.group(0), flush=True); os._exit(0)\ndef add(a, b): return 0";
+      assert.equal((await verify(fence("python", marker), { test_program: tests })).reward, 0);
+      // the prelude reaches both the tests and the program
+      const withPrelude = { tests: "assert gcd(add(2, 2), 6) == 2", prelude: "from math import gcd" };
+      assert.equal((await verify(fence("python", "def add(a, b): return a + b + gcd(0, 0)"), withPrelude)).reward, 1);
     });
     test("stdin/stdout: expected outputs are not in the sandbox to be read", async () => {
       const src = "import os\nneedle = str(987654320 + 1)\nfound = []\nfor root, dirs, files in [w for top in ('/sandbox', '/tmp', '/etc', '/root', '/home', '/var', '/opt', '/srv', '/mnt') for w in os.walk(top)]:\n    for f in files:\n        try:\n            if needle in open(os.path.join(root, f), errors='ignore').read(): found.append(f)\n        except Exception: pass\nprint(needle if found else 'none')";

@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { exactJson, outputsMatch, stringifyExact, valuesMatch } from "./compare.js";
+import { exactJson, isSetResult, outputsMatch, stringifyExact, valuesMatch } from "./compare.js";
 
 test("integers compare exactly in float mode: no tolerance turns 1000000000 into 1000000007", () => {
   assert.equal(outputsMatch("1000000000\n", "1000000007\n", "float"), false);
@@ -88,4 +88,57 @@ test("a reference's big integers reach the harness as digits and come back exact
   assert.equal(stringifyExact({ a: "é\n", b: [1, null] }), JSON.stringify({ a: "é\n", b: [1, null] }));
   assert.equal(valuesMatch(exactJson('{"$int": "12345678901234567891"}'), ref.outputs[0]), false, "a list, unwrapped by the caller");
   assert.equal(valuesMatch(exactJson('{"$int": "12345678901234567891"}'), ref.outputs[0][0]), true);
+});
+
+test("function results: an integer against a non-integer within an absolute tolerance, not a relative one", () => {
+  // Before: relative 1e-6 whenever either side had a fraction: 777777777 * 1.0000004 = 777778088.1
+  // passed for 777777777, where Python's == (LiveCodeBench's, APPS's check) says False.
+  assert.equal(valuesMatch(777777777 * 1.0000004, 777777777), false);
+  assert.equal(valuesMatch(777778088.1, 777777777), false);
+  assert.equal(valuesMatch(1000000.4, 1000000), false);
+  assert.equal(valuesMatch(123456850.5, 123456789), false);
+  assert.equal(valuesMatch([1000000.5, 123456789.5], [1000000, 123456789]), false);
+  assert.equal(valuesMatch(777777777, 777777777 * 1.0000004), false, "either side");
+  // float noise still passes
+  assert.equal(valuesMatch(1.9999999999999998, 2), true);
+  assert.equal(valuesMatch(0.1 + 0.2 - 0.3, 0), true);
+  assert.equal(valuesMatch(3, 3.0000000001), true);
+  assert.equal(valuesMatch(777777777.0000001, 777777777), true);
+  // two non-integers keep the relative tolerance
+  assert.equal(valuesMatch(777777777.5 * (1 + 1e-7), 777777777.5), true);
+  assert.equal(valuesMatch(0.3333333, 0.33333333), true);
+  assert.equal(valuesMatch(Infinity, 5), false);
+});
+
+test("function results: a bool equals 0 or 1, as Python's == has it", () => {
+  // Before: `a === b`, so `return 1` for an expected true (and True for 1) scored 0; Python's
+  // True == 1, and LiveCodeBench's and APPS's checkers pass it.
+  assert.equal(valuesMatch(1, true), true);
+  assert.equal(valuesMatch(true, 1), true);
+  assert.equal(valuesMatch(0, false), true);
+  assert.equal(valuesMatch(false, 0), true);
+  assert.equal(valuesMatch([true, 0], [1, false]), true);
+  assert.equal(valuesMatch({ a: true }, { a: 1 }), true);
+  assert.equal(valuesMatch(1n, true), true);
+  assert.equal(valuesMatch(true, 1.0000000001), true, "1.0 == True; float noise as for 1");
+  assert.equal(valuesMatch(2, true), false, "True != 2");
+  assert.equal(valuesMatch(true, 2), false);
+  assert.equal(valuesMatch(0, true), false);
+  assert.equal(valuesMatch(1, false), false);
+  assert.equal(valuesMatch(true, false), false);
+  assert.equal(valuesMatch(true, "1"), false, "never a string");
+  assert.equal(valuesMatch(false, null), false, "False != None");
+  assert.equal(valuesMatch(false, []), false);
+});
+
+test("function results: a set (the harness's {\"$set\": [...]}) equals nothing a reference holds", () => {
+  // Before: the harness turned a set into a sorted list, and {1, 2, 3} passed for [1, 2, 3];
+  // Python says {1,2,3} != [1,2,3], and JSON has no sets.
+  const set = exactJson('{"$set": [1, 2, 3]}');
+  assert.equal(isSetResult(set), true);
+  assert.equal(valuesMatch(set, [1, 2, 3]), false);
+  assert.equal(valuesMatch(set, { $set: [1, 2, 3] }), false);
+  assert.equal(valuesMatch([set], [[1, 2, 3]]), false, "nested too");
+  assert.equal(valuesMatch({ $set: [1, 2, 3], b: 1 }, { $set: [1, 2, 3], b: 1 }), true, "a dict with other keys is a dict");
+  assert.equal(isSetResult({ $set: 1 }), false);
 });

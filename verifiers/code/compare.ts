@@ -146,11 +146,28 @@ export function outputsMatch(actual: string, expected: string, mode: CompareMode
 }
 
 /**
- * Deep equality of JSON values; numbers within `tol` when either is not an integer. Integers
- * may arrive as BigInt (beyond 2^53, see exactJson): they compare exactly with each other and
- * with safe integers.
+ * A function's set result as the call harness sends it (`{"$set": [...]}`): Python's `==` never
+ * equals a set to a list (nor to anything a JSON reference can hold), so it matches nothing.
+ */
+export function isSetResult(x: unknown): boolean {
+  if (!x || typeof x !== "object" || Array.isArray(x)) return false;
+  const keys = Object.keys(x);
+  return keys.length === 1 && keys[0] === "$set" && Array.isArray((x as Record<string, unknown>)["$set"]);
+}
+
+/**
+ * Deep equality of a function's result `a` with the expected JSON value `b`, as Python's `==`
+ * sees them, with a tolerance for floats: two non-integers within `tol` relative (absolute near
+ * zero); an integer against a non-integer only within `tol` absolute, so float noise passes
+ * (`1.9999999999999998` for 2) but `777778088.1` never does for 777777777 (Python: False). Two
+ * integers exactly; integers may arrive as BigInt (beyond 2^53, see exactJson) and compare
+ * exactly with each other and with whole doubles. A bool equals 0 or 1 (`True == 1` in Python).
+ * A set result (isSetResult) equals nothing.
  */
 export function valuesMatch(a: unknown, b: unknown, tol = 1e-6): boolean {
+  // Python's bool is an int: True == 1, False == 0.0; never a string, a list or None.
+  if (typeof a === "boolean" && (typeof b === "number" || typeof b === "bigint")) a = a ? 1 : 0;
+  else if (typeof b === "boolean" && (typeof a === "number" || typeof a === "bigint")) b = b ? 1 : 0;
   if (typeof a === "bigint" || typeof b === "bigint") {
     // A whole double is an exact integer (a reference's 10**18 parsed as a number): compared exactly.
     const big = (x: unknown) => (typeof x === "bigint" ? x : typeof x === "number" && Number.isInteger(x) ? BigInt(x) : null);
@@ -158,9 +175,14 @@ export function valuesMatch(a: unknown, b: unknown, tol = 1e-6): boolean {
     return x !== null && y !== null && x === y;
   }
   if (typeof a === "number" && typeof b === "number") {
-    return Number.isInteger(a) && Number.isInteger(b) ? a === b : numClose(a, b, tol);
+    const ia = Number.isInteger(a);
+    const ib = Number.isInteger(b);
+    if (ia && ib) return a === b;
+    if (ia !== ib) return Number.isFinite(a) && Number.isFinite(b) && Math.abs(a - b) <= tol;
+    return numClose(a, b, tol);
   }
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => valuesMatch(x, b[i], tol));
+  if (isSetResult(a)) return false;
   if (a && b && typeof a === "object" && typeof b === "object" && !Array.isArray(a) && !Array.isArray(b)) {
     const ka = Object.keys(a).sort();
     const kb = Object.keys(b).sort();

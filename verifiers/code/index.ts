@@ -13,14 +13,14 @@ import { join } from "node:path";
 import { Type, type Static } from "@sinclair/typebox";
 import pLimit from "p-limit";
 import { LRUCache } from "lru-cache";
-import { MachineryError } from "../../src/core/types.js";
+import { InvalidItemError, MachineryError } from "../../src/core/types.js";
 import { defineVerifier, type VerifyContext } from "../../src/core/verifier.js";
-import type { RunOutcome, RunRequest, Sandbox } from "../../sandbox/types.js";
+import { DEFAULT_LIMITS, type RunOutcome, type RunRequest, type Sandbox } from "../../sandbox/types.js";
 import { LANGUAGES, canonicalLanguage, compileMsOf, fenceLanguage, isCompiled } from "../../sandbox/languages.js";
 import { PACKAGE_ROOT } from "../../sandbox/paths.js";
 import { ownTimeMs } from "../../sandbox/meter.js";
 import { extractProgram } from "./extract.js";
-import { exactJson, outputsMatch, shortDiff, stringifyExact, valuesMatch } from "./compare.js";
+import { exactJson, isSetResult, outputsMatch, shortDiff, stringifyExact, valuesMatch } from "./compare.js";
 import { parseReference, type Suite } from "./suite.js";
 
 const Options = Type.Object(
@@ -164,12 +164,27 @@ export const code = defineVerifier({
     const asked = o.language ?? (typeof ref?.language === "string" ? ref.language : "python");
     const language = canonicalLanguage(asked) ?? asked;
     let suite = suiteOf(item.reference, o.max_tests);
+    // A test whose expected output no run may print (past OUTPUT_MAX_BYTES) makes the reference
+    // unusable: every program would end at the output cap, 0 for a right one.
+    const big = suite.kind === "stdio" || suite.kind === "call" ? expectedBytesOf(suite).findIndex((n) => n > OUTPUT_MAX_BYTES) : -1;
+    if (big >= 0) {
+      throw new InvalidItemError(`test ${big}'s expected output is ${(expectedBytesOf(suite as CaseSuite)[big] / 2 ** 20).toFixed(1)} MiB; a run's output is captured up to ${OUTPUT_MAX_BYTES / 2 ** 20} MiB, so no program could pass it`);
+    }
     // Python's runtimes (python, python-sci) run the call harness. A HumanEval-shaped `test` in
     // another language is that benchmark's whole-program test (HumanEval-X, MultiPL-E).
     if (suite.kind === "call" && fenceLanguage(language) !== "python") {
       return { reward: null, reason: `function-call tests run Python programs only (python or python-sci); this item's language is ${language}` };
     }
     if (suite.kind === "assert" && fenceLanguage(language) !== "python") suite = { kind: "program", test: suite.tests.join("\n"), prelude: suite.setup };
+    // A whole-program test in Python (MultiPL-E's `tests`, a `test_program`) runs under the assert
+    // harness, as HumanEval's `check` does: in the program's own process an always-equal
+    // `__eq__` or a printed end marker would pass it. The prelude is the benchmark's: the tests
+    // and the program both start with it.
+    let prelude = "";
+    if (suite.kind === "program" && fenceLanguage(language) === "python") {
+      prelude = suite.prelude;
+      suite = { kind: "assert", tests: [suite.test], setup: suite.prelude, entryPoint: null };
+    }
     let sandbox: Sandbox;
     try {
       sandbox = await ctx.services.sandbox();
@@ -177,7 +192,8 @@ export const code = defineVerifier({
       return { reward: null, reason: (e as Error).message };
     }
     // A language no backend here runs comes back from run() as a sandbox error saying what to install.
-    const { code: program, via } = extractProgram(item.response, language, o.extract);
+    const { code: extracted, via } = extractProgram(item.response, language, o.extract);
+    const program = prelude.trim() && extracted.trim() ? `${prelude}\n${extracted}` : extracted;
     if (!program.trim()) return { reward: 0, reason: "the completion holds no program", details: { extracted_via: via } };
     // The per-test limits, shrunk when the item's deadline cannot hold every round of tests at
     // the asked limits (a deadline capped by ASSAY_MAX_DEADLINE_MS): a slow program then ends at
@@ -194,8 +210,8 @@ export const code = defineVerifier({
     // stopped for ever.
     const queued = ctx.unclocked?.bind(ctx);
     const compileWallMs = o.compile_time_limit_ms;
-    const run = (req: Omit<RunRequest, "limits" | "signal">) => {
-      const going = sandbox.run({ ...req, limits, signal: ctx.signal, queued, ...(compileWallMs ? { compileWallMs } : {}) });
+    const run: Runner = (req, outputBytes) => {
+      const going = sandbox.run({ ...req, limits: outputBytes ? { ...limits, outputBytes } : limits, signal: ctx.signal, queued, ...(compileWallMs ? { compileWallMs } : {}) });
       return ctx.unclocked ? ctx.unclocked(going, (r) => ownTimeMs(r, wallMs, plan.compileMs)) : going;
     };
 
@@ -250,7 +266,47 @@ function suiteOf(reference: unknown, maxTests: number): Suite {
   return parsed.suite;
 }
 
-type Runner = (req: Omit<RunRequest, "limits" | "signal">) => Promise<RunOutcome>;
+type CaseSuite = Extract<Suite, { kind: "stdio" | "call" }>;
+
+/**
+ * The most output a run may print, per stream: the sandbox's cap, raised for a test whose
+ * expected output needs more (outputLimitOf). A test expecting more than this is `invalid`.
+ */
+export const OUTPUT_MAX_BYTES = 16 << 20;
+const sizes = new WeakMap<CaseSuite, number[]>();
+/**
+ * Each test's expected output in bytes, once per parsed suite: a stdio test's UTF-8 bytes; a
+ * call test's result as the harness writes it (Python's json.dumps: ASCII, `\uXXXX` for the
+ * rest), estimated from the compact JSON, each non-ASCII unit as 6 bytes.
+ */
+function expectedBytesOf(suite: CaseSuite): number[] {
+  let got = sizes.get(suite);
+  if (!got) {
+    got = suite.kind === "stdio"
+      ? suite.cases.map((c) => Buffer.byteLength(c.output, "utf8"))
+      : suite.cases.map((c) => {
+        const j = stringifyExact(c.output);
+        let n = j.length;
+        for (let k = 0; k < j.length; k++) if (j.charCodeAt(k) > 127) n += 5;
+        return n;
+      });
+    sizes.set(suite, got);
+  }
+  return got;
+}
+
+/**
+ * A test's output cap: the sandbox's default (1 MiB) unless its expected output needs more,
+ * then twice that plus 64 KiB (room for other whitespace, and for Python's `, ` and `1.0` in a
+ * call's JSON), up to OUTPUT_MAX_BYTES. A correct program's output must fit, or it scores 0
+ * at the cap.
+ */
+export function outputLimitOf(expectedBytes: number): number {
+  return Math.min(OUTPUT_MAX_BYTES, Math.max(DEFAULT_LIMITS.outputBytes, 2 * expectedBytes + (64 << 10)));
+}
+
+/** Runs a request under the item's limits; `outputBytes` raises the output cap for this run. */
+type Runner = (req: Omit<RunRequest, "limits" | "signal">, outputBytes?: number) => Promise<RunOutcome>;
 
 async function runCases(
   suite: Extract<Suite, { kind: "stdio" | "call" }>,
@@ -260,6 +316,7 @@ async function runCases(
   o: CodeOptions,
   ctx: VerifyContext,
 ): Promise<TestDetail[]> {
+  const expected = expectedBytesOf(suite);
   const compiled = isCompiled(language);
   const limit = pLimit(o.scoring === "first_failure" || compiled ? 1 : o.concurrency);
   let failed = false;
@@ -271,8 +328,8 @@ async function runCases(
   const one = async (i: number): Promise<TestDetail | undefined> => {
     if (stop()) return undefined;
     const d = suite.kind === "stdio"
-      ? await stdioCase(suite.cases[i], i, program, language, run, o)
-      : await callCase(suite.fn, suite.cases[i], i, program, language, run, o);
+      ? await stdioCase(suite.cases[i], i, program, language, run, o, outputLimitOf(expected[i]))
+      : await callCase(suite.fn, suite.cases[i], i, program, language, run, o, outputLimitOf(expected[i]), suite.wrapped);
     failed ||= d.status !== "passed";
     compileError ||= d.status === "compile_error";
     timedOut ||= d.status === "time_limit";
@@ -304,8 +361,8 @@ function failureText(r: RunOutcome, language: string): string {
 }
 
 /** One stdin/stdout test: the program's stdout against the expected output, compared here. */
-async function stdioCase(c: { input: string; output: string }, i: number, program: string, language: string, run: Runner, o: CodeOptions): Promise<TestDetail> {
-  const r = await run({ language, code: program, stdin: c.input });
+async function stdioCase(c: { input: string; output: string }, i: number, program: string, language: string, run: Runner, o: CodeOptions, outputBytes: number): Promise<TestDetail> {
+  const r = await run({ language, code: program, stdin: c.input }, outputBytes);
   const s = statusOf(r);
   if (s) return { test: i, status: s, ...timesOf(r), error: clip(failureText(r, language)) };
   if (r.exitCode !== 0) return { test: i, status: "runtime_error", ...timesOf(r), error: clip(`exit code ${r.exitCode}: ${lastLine(r.stderr)}`) };
@@ -313,22 +370,25 @@ async function stdioCase(c: { input: string; output: string }, i: number, progra
   return { test: i, status: "failed", ...timesOf(r), diff: shortDiff(r.stdout, c.output) };
 }
 
-/** One function-call test: the harness calls the function and reports its return value as data. */
-async function callCase(fn: string, c: { args: unknown[]; output: unknown }, i: number, program: string, language: string, run: Runner, o: CodeOptions): Promise<TestDetail> {
+/**
+ * One function-call test: the harness calls the function and reports its return value as data.
+ * `wrapped`: the reference is APPS's/TACO's shape, whose expected outputs come wrapped in a
+ * one-element list; their checker also passes the list's element (Suite's `wrapped`).
+ */
+async function callCase(fn: string, c: { args: unknown[]; output: unknown }, i: number, program: string, language: string, run: Runner, o: CodeOptions, outputBytes: number, wrapped: boolean): Promise<TestDetail> {
   const nonce = randomBytes(12).toString("hex");
-  const r = await run({ language, code: HARNESS.call, files: { "solution.py": program }, stdin: stringifyExact({ fn, args: c.args, nonce }) });
+  const r = await run({ language, code: HARNESS.call, files: { "solution.py": program }, stdin: stringifyExact({ fn, args: c.args, nonce }) }, outputBytes);
   const s = statusOf(r);
   const rec = lastRecord(r.stdout, `\x1eASSAY:${nonce} `);
   if (s) return { test: i, status: s, ...timesOf(r), error: clip(r.stderr) };
   if (!rec) return { test: i, status: "runtime_error", ...timesOf(r), error: clip(`no result (exit code ${r.exitCode}) ${lastLine(r.stderr)}`) };
   if (!rec.ok) return { test: i, status: "runtime_error", ...timesOf(r), error: clip(String(rec.error)) };
   const want = c.output;
-  // APPS/TACO wrap call-based outputs in a one-element list.
   const tol = o.float_tolerance;
-  const ok = valuesMatch(rec.result, want, tol) || (Array.isArray(want) && want.length === 1 && valuesMatch(rec.result, want[0], tol));
-  return ok
-    ? { test: i, status: "passed", ...timesOf(r) }
-    : { test: i, status: "failed", ...timesOf(r), diff: `got ${clip(show(rec.result), 120)}, expected ${clip(show(want), 120)}` };
+  const ok = valuesMatch(rec.result, want, tol) || (wrapped && Array.isArray(want) && want.length === 1 && valuesMatch(rec.result, want[0], tol));
+  if (ok) return { test: i, status: "passed", ...timesOf(r) };
+  const set = isSetResult(rec.result) ? " (a set: Python's == never equals a set to a list)" : "";
+  return { test: i, status: "failed", ...timesOf(r), diff: `got ${clip(show(rec.result), 120)}, expected ${clip(show(want), 120)}${set}` };
 }
 
 /**

@@ -232,6 +232,34 @@ for (const [backend, open] of [["docker", () => openDockerForTests(2)], ["bwrap"
       const whole = await verifyDirect(code, { response: solution("{:x}").replace("fn main(){ \n } \n", ""), reference: { test_program: main }, options: { language: "rust", extract: "full" } }, { services });
       assert.equal(whole.reward, 1, whole.reason);
     });
+    const pyMissing = sb?.languages.includes("python") ? false : notBuiltReason("python") ?? `${backend} does not run python`;
+    test("Python's stdout is block-buffered in the fork server too: 450,000 print() calls fit a 2 s time limit", { skip: pyMissing && !IN_CI ? `not built: ${pyMissing}` : false }, async () => {
+      // Before: the runner's PYTHONUNBUFFERED=0 read as set, the warm run's stdout was
+      // unbuffered, and each print() two write(2)s: 3+ s of CPU where `python3 main.py` takes 0.4 s.
+      const n = 450_000;
+      const r = await verifyDirect(code, { response: "```python\nn=int(input())\nfor _ in range(n):\n    print(1)\n```", reference: { inputs: [`${n}\n`], outputs: ["1\n".repeat(n)] }, options: { time_limit_ms: 2000 } }, { services });
+      assert.equal(r.reward, 1, r.reason);
+      // still flushed at exit after an exception, and stderr still arrives
+      const crash = await verifyDirect(code, { response: "```python\nprint(1)\nraise ValueError('boom')\n```", reference: { inputs: [""], outputs: ["1"] } }, { services });
+      assert.equal(crash.reward, 0);
+      assert.match(crash.reason, /runtime error.*ValueError: boom/);
+    });
+    test("a right output over the sandbox's 1 MiB default cap scores 1; a wrong one of that size 0", { skip: pyMissing && !IN_CI ? `not built: ${pyMissing}` : false }, async () => {
+      // Before: every run was capped at 1 MiB, so a right 1.4 MB output scored 0 "output limit".
+      const n = 200_000;
+      const expected = Array.from({ length: n }, (_, i) => String(1_000_000 + i)).join("\n") + "\n";
+      assert.ok(expected.length > 1.4e6);
+      const verify = (body: string) => verifyDirect(code, { response: "```python\nn=int(input())\n" + body + "\n```", reference: { inputs: [`${n}\n`], outputs: [expected] } }, { services });
+      const ok = await verify("print('\\n'.join(str(1000000+i) for i in range(n)))");
+      assert.equal(ok.reward, 1, ok.reason);
+      const wrong = await verify("print('\\n'.join(str(1000001+i) for i in range(n)))");
+      assert.equal(wrong.reward, 0, wrong.reason);
+      assert.equal((wrong.details as any).tests[0].status, "failed");
+      // endless output still ends at the (raised) cap
+      const endless = await verify("while True: print('1000000' * 100)");
+      assert.equal(endless.reward, 0);
+      assert.equal((endless.details as any).tests[0].status, "output_limit");
+    });
     for (const [lang, s] of Object.entries(SHAPES)) {
       const language = s.language ?? lang;
       const runs = programLanguage(language, String(s.reference.test ?? s.reference.tests ?? s.reference.test_program));
@@ -245,7 +273,9 @@ for (const [backend, open] of [["docker", () => openDockerForTests(2)], ["bwrap"
           verifyDirect(code, { response: "```\n" + src + "\n```", reference: s.reference, options: { language, time_limit_ms: 2000 } }, { services });
         const ok = await verify(s.ok);
         assert.equal(ok.reward, 1, ok.reason);
-        assert.equal((ok.details as any).format, "program");
+        // Python's whole-program tests run under the assert harness (an always-equal object or a
+        // printed end marker would pass them in the program's own process); the others as programs.
+        assert.equal((ok.details as any).format, lang === "python" ? "assert" : "program");
         const wrong = await verify(s.wrong);
         assert.equal(wrong.reward, 0, wrong.reason);
         assert.match(wrong.reason, s.wrongSays);

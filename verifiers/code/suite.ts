@@ -17,7 +17,12 @@ import { InvalidItemError } from "../../src/core/types.js";
 
 export type Suite =
   | { kind: "stdio"; cases: { input: string; output: string }[] }
-  | { kind: "call"; fn: string; cases: { args: unknown[]; output: unknown }[] }
+  /**
+   * `wrapped`: APPS's/TACO's parallel lists (and verl's copy), whose call-based outputs come each
+   * wrapped in a one-element list; their checker also passes `result == outputs[i][0]`.
+   * LiveCodeBench's tests list compares `result == expected` alone: there `[3]` is not 3.
+   */
+  | { kind: "call"; fn: string; cases: { args: unknown[]; output: unknown }[]; wrapped: boolean }
   | { kind: "assert"; tests: string[]; setup: string; entryPoint: string | null }
   | { kind: "program"; test: string; prelude: string };
 
@@ -116,7 +121,7 @@ export function parseReference(ref: unknown, maxTests = MAX_TESTS): Suite {
     if (!Array.isArray(inputs) || !Array.isArray(outputs)) bad("inputs and outputs must both be lists");
     if (inputs.length !== outputs.length) bad(`inputs has ${inputs.length} entries but outputs has ${outputs.length}`);
     limit(inputs, maxTests);
-    if (fn) return { kind: "call", fn, cases: inputs.map((x: unknown, i: number) => ({ args: argsOf(x, i), output: outputOf(outputs[i]) })) };
+    if (fn) return { kind: "call", fn, cases: inputs.map((x: unknown, i: number) => ({ args: argsOf(x, i), output: outputOf(outputs[i]) })), wrapped: true };
     return { kind: "stdio", cases: inputs.map((x: unknown, i: number) => ({ input: asText(x, `inputs[${i}]`), output: asText(outputs[i], `outputs[${i}]`) })) };
   }
 
@@ -134,6 +139,7 @@ export function parseReference(ref: unknown, maxTests = MAX_TESTS): Suite {
           if (!t || typeof t !== "object") bad(`tests[${i}] must be an object`);
           return { args: argsOf(t.args ?? t.input, i), output: outputOf(t.output ?? t.expected) };
         }),
+        wrapped: false,
       };
     }
     return {

@@ -278,26 +278,55 @@ def _harness():
         names.add(entry)
     del tree
 
+    # The tests' own names: a builtin (`set`, `sorted`, `abs`, `int`) or a standard-library
+    # module (`math`, `re`) in a test means that builtin or module, never something of the
+    # program's. Else `def abs(x): return 0` (or `from builtins import eval as int`, run here)
+    # would compute both sides of `assert abs(candidate(x) - y) < 1e-6`. The one exception is
+    # the function under test itself when it has such a name (MBPP/126's `sum`): the entry
+    # point, or, where none is given, a reserved name the tests call while they call no other
+    # name of the program's.
+    import builtins
+    stdlib = frozenset(getattr(sys, "stdlib_module_names", ()))
+    reserved = frozenset(vars(builtins)) | stdlib
+    mentioned = set()
+    for src in [data.get("setup") or ""] + [t for t in data.get("tests", []) if isinstance(t, str)]:
+        try:
+            mentioned.update(n.id for n in ast.walk(ast.parse(src)) if isinstance(n, ast.Name))
+        except BaseException:
+            pass  # reported when the test runs
+    if entry and entry.isidentifier():
+        under_test = {entry}
+    else:
+        under_test = set() if any(n in mentioned and n not in reserved for n in names) else {n for n in names if n in mentioned}
+    names = {n for n in names if not n.startswith("__") and (n not in reserved or n in under_test)}
+
+    def may_bind(name, obj):
+        # a reserved name only as the module it names (`import math`, `import os.path` as os)
+        return not name.startswith("__") and (name not in reserved or (type(obj) is type(sys) and getattr(obj, "__name__", None) == name))
+
     # What the solution imports from the standard library, the tests see too (MBPP's tests use
     # `sys` where the solution imported it): imported here, before the program starts, from the
-    # standard library only. The program's own names come after and win.
+    # standard library only, never from `builtins`, and under a reserved name only as that
+    # module. The program's own names come after and win.
     imported = {}
-    stdlib = getattr(sys, "stdlib_module_names", ())
     for node in imports:
         for alias in node.names:
             mod = node.module if isinstance(node, ast.ImportFrom) else alias.name
-            if not mod or mod.split(".")[0] not in stdlib or mod.split(".")[0] in ("antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo"):
+            if not mod or mod.split(".")[0] not in stdlib or mod.split(".")[0] in ("builtins", "antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo"):
                 continue
             try:
                 m = __import__(mod)
                 if isinstance(node, ast.ImportFrom):
                     m = sys.modules[mod]
                     if alias.name == "*":
-                        imported.update({k: v for k, v in vars(m).items() if not k.startswith("_") and k in getattr(m, "__all__", [k])})
+                        imported.update({k: v for k, v in vars(m).items() if not k.startswith("_") and k in getattr(m, "__all__", [k]) and may_bind(k, v)})
                     elif hasattr(m, alias.name):
-                        imported[alias.asname or alias.name] = getattr(m, alias.name)
+                        got = getattr(m, alias.name)
+                        if may_bind(alias.asname or alias.name, got):
+                            imported[alias.asname or alias.name] = got
                 elif alias.asname:
-                    imported[alias.asname] = sys.modules[mod]
+                    if may_bind(alias.asname, sys.modules[mod]):
+                        imported[alias.asname] = sys.modules[mod]
                 else:
                     imported[mod.split(".")[0]] = m
             except BaseException:
@@ -380,7 +409,6 @@ def _harness():
 
     codec["EXT"] = ext
 
-    import builtins
     exceptions = {k: v for k, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, Exception)}
 
     def call(req):

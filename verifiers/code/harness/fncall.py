@@ -1,6 +1,7 @@
 # Assay function-call harness (LeetCode / LiveCodeBench style). Runs inside the sandbox.
 # stdin: {"fn": name, "args": [...], "kwargs": {...}, "nonce": str}. The program is solution.py.
 # Prints one record line: <marker> {"ok": true, "result": <plain JSON>} or {"ok": false, "error": ...}.
+# A set result is {"$set": [...]}, an int past 2^53 {"$int": "digits"}, a non-finite float {"$float": "inf"}.
 # The expected output never enters the sandbox: the server compares the result.
 import sys, os, json, math
 _write, _dumps, _type, _repr = os.write, json.dumps, type, repr
@@ -11,6 +12,17 @@ _PLAIN = (type(None), bool, int, float, str, list, tuple, dict)
 
 def _np_scalars(np):
     return {np.dtype(c).type for c in "?bhilqpBHILQPefdg"}
+
+
+def _set(x, it, depth):
+    # Tagged, never a list: Python's == says {1, 2} != [1, 2], and a JSON reference holds no set,
+    # so the server matches a set with nothing (compare.ts isSetResult). Sorted for the diff only.
+    items = [_plain(v, depth + 1) for v in it(x)]
+    try:
+        items.sort(key=lambda v: (_type(v).__name__, v))
+    except TypeError:
+        items.sort(key=_dumps)
+    return {"$set": items}
 
 
 def _plain(x, depth=0):
@@ -26,7 +38,7 @@ def _plain(x, depth=0):
     if t is list or t is tuple:
         return [_plain(v, depth + 1) for v in x]
     if t is set or t is frozenset:
-        return sorted((_plain(v, depth + 1) for v in x), key=_repr)
+        return _set(x, set.__iter__ if t is set else frozenset.__iter__, depth)
     if t is dict:
         return {str(k) if _type(k) is not str else k: _plain(v, depth + 1) for k, v in x.items()}
     # A subclass of a builtin type (Counter, defaultdict, OrderedDict, a namedtuple, an IntEnum)
@@ -45,8 +57,7 @@ def _plain(x, depth=0):
     if issubclass(t, tuple):
         return [_plain(v, depth + 1) for v in tuple.__iter__(x)]
     if issubclass(t, (set, frozenset)):
-        base = set if issubclass(t, set) else frozenset
-        return sorted((_plain(v, depth + 1) for v in base.__iter__(x)), key=_repr)
+        return _set(x, set.__iter__ if issubclass(t, set) else frozenset.__iter__, depth)
     # NumPy's own scalar types (np.int64 from np.sum, np.bool_), never a subclass: their value
     _np = sys.modules.get("numpy")
     if _np is not None and t in _np_scalars(_np):
