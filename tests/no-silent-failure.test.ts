@@ -57,6 +57,33 @@ describe("a misspelt verifier on the drop-in routes is a 400 naming the nearest 
     assert.deepEqual((await request(app).post("/get_reward?verifier=exact").send(body).expect(200)).body.rewards, [1]);
   });
 
+  test("/get_reward: a misspelt label key or option is 400 naming it, never 200 with zeros or defaults", async () => {
+    const { app } = await testApp();
+    const body = (label: unknown) => ({ query: ["Q Paris"], prompts: ["Q "], labels: [JSON.stringify(label)] });
+    const refused: Array<[string, unknown, RegExp]> = [
+      // read as a reference string, it scored every answer 0
+      ["?verifier=exact", { referense: "paris" }, /label 0: key "referense"; did you mean reference\?/],
+      // an option that does not exist made every item invalid: null_reward 0, said only in extra_logs
+      ["", { verifier: "exact", reference: "Paris", options: { case_sensitve: true } }, /label 0: .*case_sensitve/],
+      // a misspelt `options` was dropped: the defaults scored it (1 where case_sensitive meant 0)
+      ["", { verifier: "exact", reference: "paris", option: { case_sensitive: true } }, /label 0: unknown key "option"; did you mean options\?/],
+    ];
+    for (const [query, label, says] of refused) {
+      const res = await request(app).post(`/get_reward${query}`).send(body(label)).expect(400);
+      assert.equal(res.body.field, "labels");
+      assert.match(res.body.error, says);
+    }
+    // Right labels still score, and a reference object for ?verifier= is not a label's keys.
+    assert.deepEqual((await request(app).post("/get_reward").send(body({ verifier: "exact", reference: "paris", options: { case_sensitive: true } })).expect(200)).body.rewards, [0]);
+    assert.deepEqual((await request(app).post("/get_reward?verifier=exact").send(body({ reference: "Paris" })).expect(200)).body.rewards, [1]);
+  });
+
+  test("an option named __proto__ is an unknown option, not the options' prototype", async () => {
+    const { app } = await testApp();
+    const res = await request(app).post("/reward").send({ verifier: "exact", response: "A", reference: "a", options: JSON.parse('{"__proto__": {"case_sensitive": true}}') }).expect(400);
+    assert.match(res.body.error, /__proto__/);
+  });
+
   test("NeMo-Gym /verify with a misspelt verifier is 400, not a masked sample", async () => {
     const { app } = await testApp();
     const response = { output: [{ type: "message", content: [{ type: "output_text", text: "4" }] }] };

@@ -201,7 +201,7 @@ function postgresList(env: string, doc: string): Setting<{ id: string; url: stri
 export const SETTINGS = {
   host: str("ASSAY_HOST", "127.0.0.1", "address to listen on (`0.0.0.0` in the Docker image; `serve --host` overrides)"),
   port: int("ASSAY_PORT", 8787, "port to listen on; 0 picks a free one (`serve --port` overrides)", 0, 65535),
-  apiKeys: list("ASSAY_API_KEYS", "comma-separated keys; when set, every route but `/healthz` and the pages (`/ui`, `/docs`, `/openapi.yaml`: public, they take the key in the page) needs `Authorization: Bearer <key>`; the drop-in routes (`/get_reward`, `/run_code`, NeMo-Gym's) also take it in the path, `/k/<key>/get_reward`, for trainers that send no headers"),
+  apiKeys: list("ASSAY_API_KEYS", "comma-separated keys; when set, every route but `/healthz`, `/readyz` (a probe: which parts are warming, how long they took) and the pages (`/ui`, `/docs`, `/openapi.yaml`: public, they take the key in the page) needs `Authorization: Bearer <key>`; the drop-in routes (`/get_reward`, `/run_code`, NeMo-Gym's) also take it in the path, `/k/<key>/get_reward`, for trainers that send no headers"),
   allowedOrigins: originList("ASSAY_ALLOWED_ORIGINS", "origins (comma-separated `https://host[:port]`; `*` for any) whose web pages may send writes (POST/PUT/PATCH/DELETE) to this server, and get CORS answers; a browser request from any other origin is refused (403), the server's own origin (the UI, `/docs`) is always allowed. Clients that send no `Origin` (trainers, curl) are not affected"),
   maxBodyBytes: size("ASSAY_MAX_BODY", 8 * 1024 ** 2, "largest request body (413 past it)", "`8mb`"),
   maxDepth: int("ASSAY_MAX_DEPTH", 64, "deepest JSON nesting accepted in a body (400 past it)", 2),

@@ -41,7 +41,8 @@ const NAME = /^[a-z][a-z0-9_.-]*$/;
  */
 function checkedOptions(entry: Entry, given: Record<string, unknown> | undefined): Record<string, unknown> | string {
   const options: Record<string, unknown> = {};
-  if (given) for (const [k, v] of Object.entries(given)) if (v !== null || entry.nullMeans.has(k)) options[k] = v;
+  // defined, not assigned: `__proto__` would set the copy's prototype (its options unchecked)
+  if (given) for (const [k, v] of Object.entries(given)) if (v !== null || entry.nullMeans.has(k)) Object.defineProperty(options, k, { value: v, enumerable: true, writable: true, configurable: true });
   return entry.validateOptions(options) ? options : describeErrors(entry.validateOptions.errors, "options");
 }
 

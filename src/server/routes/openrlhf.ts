@@ -17,6 +17,7 @@
 import { Router } from "express";
 import type { RewardResult, Wire } from "../../core/types.js";
 import { HttpError } from "../errors.js";
+import { didYouMean, nearest } from "../../core/nearest.js";
 import { clientGone, type Caller, type RouteDeps } from "../http.js";
 
 /**
@@ -133,6 +134,9 @@ export function openrlhfJson(reply: Wire["GetRewardResponse"]): string {
   return out + "}";
 }
 
+/** What a label object may hold: the rest of an item comes from the request. */
+const LABEL_KEYS = ["verifier", "reference", "options"];
+
 function itemFor(label: unknown, defaultVerifier: string | undefined, prompt: string | undefined, response: string, i: number) {
   let spec: Record<string, unknown> | null = null;
   if (label && typeof label === "object" && !Array.isArray(label)) spec = label as Record<string, unknown>;
@@ -145,13 +149,27 @@ function itemFor(label: unknown, defaultVerifier: string | undefined, prompt: st
     }
   }
   const base = { id: i, prompt, response };
+  // A label object is a dataset's column: a key misspelt there is misspelt in every row, and
+  // read as a reference (or left out) it trained on zeros or on the defaults without a word.
+  if (spec && (typeof spec.verifier === "string" || "reference" in spec)) {
+    for (const k of Object.keys(spec)) {
+      if (!LABEL_KEYS.includes(k)) throw new HttpError(400, `label ${i}: unknown key ${JSON.stringify(k.slice(0, 64))}${didYouMean(k, LABEL_KEYS)}; a label object holds ${LABEL_KEYS.join(", ")}`, "labels");
+    }
+  } else if (spec) {
+    // a reference object for ?verifier= (code's {inputs, outputs}, say), unless a key is one of
+    // the label's own, misspelt ({"referense": …})
+    for (const k of Object.keys(spec)) {
+      const meant = nearest(k, LABEL_KEYS);
+      if (meant !== undefined) throw new HttpError(400, `label ${i}: key ${JSON.stringify(k.slice(0, 64))}; did you mean ${meant}? (a label object holds ${LABEL_KEYS.join(", ")})`, "labels");
+    }
+  }
   if (spec && typeof spec.verifier === "string") {
     return { ...base, verifier: spec.verifier, reference: spec.reference, options: spec.options };
   }
   // {"reference": …, "options": …} with the verifier named by ?verifier=, as an object or as
   // its JSON text alike (a reference that is itself an object, such as sql's, has no such key)
   if (spec && "reference" in spec) return { ...base, verifier: defaultVerifier ?? "", reference: spec.reference, options: spec.options };
-  return { ...base, verifier: defaultVerifier ?? "", reference: label ?? undefined };
+  return { ...base, verifier: defaultVerifier ?? "", reference: label ?? undefined, options: undefined };
 }
 
 export function openrlhfRoutes({ runtime, body: opening, admit }: RouteDeps): Router {
@@ -190,9 +208,14 @@ export function openrlhfRoutes({ runtime, body: opening, admit }: RouteDeps): Ro
       if (unknown) throw new HttpError(400, `?verifier=: ${unknown}; fix the --remote_rm_url`, "verifier");
     }
     for (const item of items) {
-      if (item.verifier === verifier) continue;
-      const unknown = runtime.registry.unknownVerifier(item.verifier);
-      if (unknown) throw new HttpError(400, `label ${item.id}: ${unknown}; fix the dataset's label (or its verifier column)`, "labels");
+      if (item.verifier !== verifier) {
+        const unknown = runtime.registry.unknownVerifier(item.verifier);
+        if (unknown) throw new HttpError(400, `label ${item.id}: ${unknown}; fix the dataset's label (or its verifier column)`, "labels");
+      }
+      // options that do not fit are a column's mistake too: invalid on every row, each reward
+      // null_reward (0) with only extra_logs to say so
+      const wrong = item.options === undefined ? undefined : runtime.registry.optionsProblem(item.verifier, item.options);
+      if (wrong) throw new HttpError(400, `label ${item.id}: ${wrong}; fix the dataset's label`, "labels");
     }
     const release = admit(n, items, OPENRLHF_CALLER);
     try {
