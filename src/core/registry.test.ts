@@ -75,6 +75,17 @@ test("the published schema lists no defaulted property as required, and bad opti
   assert.ok("invalid" in unknown && /unknown field "nope"/.test(unknown.invalid));
 });
 
+test("options with hundreds of thousands of keys are refused before they are copied (the copy held the event loop ~1.7 s)", () => {
+  const r = new Registry().register(withDefaults);
+  const many: Record<string, number> = {};
+  for (let i = 0; i < 200_000; i++) many[`k${i}`] = i;
+  const t0 = performance.now();
+  const res = r.resolve({ verifier: "defaults", response: "", options: many });
+  const took = performance.now() - t0;
+  assert.ok("invalid" in res && /options has 200000 keys/.test(res.invalid), JSON.stringify(res).slice(0, 200));
+  assert.ok(took < 400, `${took} ms`);
+});
+
 // ---- dataset columns as HF datasets and numpy hand them over -----------------------------------
 
 const textual = defineVerifier({
