@@ -209,13 +209,37 @@ export function stripTrailingSemicolons(sql: string): string {
   return sql.slice(0, end);
 }
 
-/** True when the statement's outermost query has an ORDER BY (one inside a subquery does not count). */
+/**
+ * True when the statement's outermost query has an ORDER BY (one inside a subquery does not
+ * count). A query wholly wrapped in parentheses, any number of pairs (`((SELECT … ORDER BY x))`,
+ * which PostgreSQL runs as the query inside), has its outermost query inside them; in
+ * `(SELECT … ORDER BY x) UNION (SELECT …)` the first pair closes before the end, so that ORDER
+ * BY orders one branch only. Linear: one pass finds where each leading `(` closes.
+ */
 export function hasTopLevelOrderBy(tokens: Token[]): boolean {
+  const top = wrappingPairs(tokens);
   for (let i = 0; i + 1 < tokens.length; i++) {
     const t = tokens[i];
-    if (t.depth === 0 && t.kind === "word" && t.text === "order" && tokens[i + 1].kind === "word" && tokens[i + 1].text === "by") return true;
+    if (t.depth === top && t.kind === "word" && t.text === "order" && tokens[i + 1].kind === "word" && tokens[i + 1].text === "by") return true;
   }
   return false;
+}
+
+/** How many pairs of parentheses wrap the whole statement: the j-th leading `(` closes at the j-th token from the end. */
+function wrappingPairs(tokens: Token[]): number {
+  const n = tokens.length;
+  let lead = 0;
+  while (lead < n && tokens[lead].kind === "punct" && tokens[lead].text === "(") lead++;
+  if (!lead) return 0;
+  // the first `)` back at depth d closes the leading `(` at depth d
+  const closes: number[] = new Array(lead).fill(-1);
+  for (let i = lead; i < n; i++) {
+    const t = tokens[i];
+    if (t.kind === "punct" && t.text === ")" && t.depth < lead && closes[t.depth] < 0) closes[t.depth] = i;
+  }
+  let k = 0;
+  while (k < lead && closes[k] === n - 1 - k) k++;
+  return k;
 }
 
 /** Functions no scored query may call: side effects, other sessions, files, or memory bombs. */
@@ -248,6 +272,9 @@ export function checkQuery(sql: string, dialect?: Dialect): QueryCheck {
 }
 
 function checkDialect(sql: string, dialect: Dialect): QueryCheck {
+  // SQLite's prepare stops at a NUL (`SELECT a FROM t\0 WHERE 0` would run as `SELECT a FROM t`),
+  // Python's sqlite3 (the references') refuses the text, and PostgreSQL refuses it too
+  if (sql.includes("\0")) return { ok: false, reason: "the query contains a NUL character (\\0), which no engine reads as SQL" };
   let text = stripTrailingSemicolons(sql);
   let tokens = tokenize(text, dialect);
   // `;` followed by nothing but `;` (comments are no tokens: `SELECT 1; -- done`) ends the one

@@ -175,6 +175,9 @@ export class SqlService {
    */
   readonly counters = { goldRuns: 0, goldHits: 0, queries: 0, matched: 0, stats: 0, goldReruns: 0 };
 
+  /** Other queues of SQL items whose backlog admission counts (the sql verifier's parse processes), closed with the service. */
+  private readonly attached: { load(): SandboxLoad | undefined; close?(): void }[] = [];
+
   constructor(readonly opts: SqlServiceOptions) {
     this.gold = new LRUCache({
       max: Math.max(1, opts.goldCacheEntries),
@@ -431,9 +434,18 @@ export class SqlService {
    */
   load(): SandboxLoad | undefined {
     let worst = this.sqlite?.load();
-    const x = this.pgGate?.ledger.load();
-    if (x && (!worst || x.waitMs > worst.waitMs)) worst = x;
+    for (const x of [this.pgGate?.ledger.load(), ...this.attached.map((a) => a.load())]) {
+      if (x && (!worst || x.waitMs > worst.waitMs)) worst = x;
+    }
     return worst;
+  }
+
+  /**
+   * Adds a queue that SQL items wait in (the sql verifier's parse processes) to the backlog
+   * admission reads (`load`); closed when the service closes.
+   */
+  attach(queue: { load(): SandboxLoad | undefined; close?(): void }): void {
+    this.attached.push(queue);
   }
 
   /**
@@ -614,6 +626,7 @@ export class SqlService {
     const p = this.pg;
     this.sqlite = null;
     this.pg = null;
+    for (const a of this.attached.splice(0)) a.close?.();
     await Promise.all([s?.close(), p?.close()]);
     if (this.opts.uploadDirTemporary) rmSync(this.opts.uploadDir, { recursive: true, force: true });
   }

@@ -477,6 +477,29 @@ describe("lexer", () => {
     assert.equal(hasTopLevelOrderBy(tokenize("SELECT 'order by' FROM t -- order by\n")), false);
     assert.equal(hasTopLevelOrderBy(tokenize('SELECT "order" FROM t /* ORDER BY */')), false);
   });
+  test("a query wholly wrapped in parentheses has its top level inside them; a parenthesised branch of a UNION does not", () => {
+    for (const q of ["(SELECT name FROM singer ORDER BY singer_id)", "((SELECT a FROM t ORDER BY a))", "( ( (SELECT a FROM t ORDER BY a LIMIT 2) ) )", "(SELECT a FROM t) ORDER BY a"]) {
+      assert.equal(hasTopLevelOrderBy(tokenize(q, "postgres")), true, q);
+    }
+    for (const q of [
+      "(SELECT a FROM t ORDER BY a) UNION (SELECT b FROM u)",
+      "((SELECT a FROM t ORDER BY a) UNION (SELECT b FROM u))",
+      "(SELECT a FROM (SELECT a FROM t ORDER BY a LIMIT 3) x)",
+      "(SELECT a FROM t ORDER BY a LIMIT 1) UNION ALL SELECT b FROM u",
+      "(SELECT a FROM t)",
+      "(((",
+    ]) {
+      assert.equal(hasTopLevelOrderBy(tokenize(q, "postgres")), false, q);
+    }
+  });
+  test("a NUL character is refused: SQLite's prepare would stop at it and run the text before it", () => {
+    for (const d of ["sqlite", "postgres"] as const) {
+      const r = checkQuery("SELECT name FROM t\u0000 WHERE 0", d);
+      assert.equal(r.ok, false);
+      assert.match(!r.ok ? r.reason : "", /NUL/);
+      assert.equal(checkQuery("SELECT 'a\u0000b'", d).ok, false);
+    }
+  });
   test("refuses what a read-only scorer must not run", () => {
     const refused = [
       "DELETE FROM singer", "DROP TABLE singer", "UPDATE singer SET age = 1", "INSERT INTO singer VALUES (9)",
@@ -545,9 +568,12 @@ describe("partial rewards (Reasoning-SQL)", () => {
       let maxGap = 0, last = performance.now();
       const tick = setInterval(() => { const now = performance.now(); maxGap = Math.max(maxGap, now - last); last = now; }, 5);
       const t0 = performance.now();
-      const slow = await schemaLinking("SELECT " + "CAST(".repeat(8) + "1" + ")".repeat(8) + " FROM t", "SELECT a FROM t", "sqlite", parser);
+      // (CAST without AS is now refused by the lexer at once; a simple CASE on a CASE, thirteen
+      // deep, is valid SQL the parser still takes seconds on)
+      assert.match(unparsable("SELECT " + "CAST(".repeat(8) + "1" + ")".repeat(8) + " FROM t", "sqlite") ?? "", /CAST without AS/);
+      const slow = await schemaLinking("SELECT " + "CASE (".repeat(13) + "1" + ") WHEN 1 THEN 1 END".repeat(13) + " FROM t", "SELECT a FROM t", "sqlite", parser);
       clearInterval(tick);
-      assert.deepEqual(slow, { score: 0, note: `the SQL parser ran past ${PARSE_BUDGET_MS} ms on this query` });
+      assert.deepEqual(slow, { score: 0, note: `the SQL parser ran past ${PARSE_BUDGET_MS} ms of CPU time on this query` });
       assert.ok(performance.now() - t0 < 20_000, "stopped long before the parser would have finished");
       assert.ok(maxGap < 200, `event loop held ${maxGap.toFixed(0)} ms`);
       assert.equal(parser.killed, 1);
@@ -557,7 +583,7 @@ describe("partial rewards (Reasoning-SQL)", () => {
       const dying = parser.items("SELECT " + "CAST(".repeat(8) + "1" + ")".repeat(8) + " FROM u", "sqlite");
       await new Promise((res) => setTimeout(res, 50));
       process.kill(parser.pid!, "SIGKILL");
-      assert.deepEqual(await dying, { unreadable: "the SQL parser's process died reading this query" });
+      assert.deepEqual(await dying, { unreadable: "the SQL parser's process died reading this query", stopped: true });
       assert.equal(parser.died, 1);
       assert.equal((await schemaLinking("SELECT b FROM t", "SELECT a, b FROM t", "sqlite", parser)).score, 2 / 3);
     } finally {

@@ -9,12 +9,13 @@ import { Type, type Static } from "@sinclair/typebox";
 import { defineVerifier } from "../../src/core/verifier.js";
 import { InvalidItemError, type Outcome } from "../../src/core/types.js";
 import { checkQuery, dqsRewrite, hasTopLevelOrderBy, MAX_DQS_LITERALS, type QueryCheck } from "../../src/sql/lex.js";
-import { DB_ID, UnknownDatabaseError } from "../../src/sql/service.js";
+import { DB_ID, UnknownDatabaseError, type SqlService } from "../../src/sql/service.js";
 import type { QueryOutcome } from "../../src/sql/types.js";
 import { LRUCache } from "lru-cache";
 import { compareResults, digestMatch, digestRule, goldDigest, type CompareOptions } from "./compare.js";
 import { extractSql, MAX_SQL_CHARS } from "./extract.js";
 import { ngramSimilarity, schemaLinking } from "./partial.js";
+import { ParseProcess, PARSE_BUDGET_MS } from "./parse-process.js";
 
 const dbId = (description: string) => Type.String({ pattern: DB_ID.source, description });
 const weight = (what: string) => Type.Optional(Type.Number({ minimum: 0, maximum: 1000, description: `weight of ${what}` }));
@@ -120,7 +121,15 @@ export const sql = defineVerifier({
     const details: Record<string, unknown> = { database: id, engine, extracted_from: source, sql: text.slice(0, 2_000), ...(known ? { gold_dqs: known.literals } : {}) };
     const pred = text.length <= MAX_SQL_CHARS ? checkQuery(text, engine) : null;
     const ngram = text.length <= MAX_SQL_CHARS ? ngramSimilarity(pred?.ok ? pred.tokens : text, gold.tokens, o.ngram) : 0;
-    const schema = w.schema ? (text.length <= MAX_SQL_CHARS ? await schemaLinking(text, gold.sql, engine) : { score: 0, note: "query too long" }) : null;
+    // the wait for a parse process does not count against the item's deadline (a flood of
+    // queries that each run the parser to its budget must not make other items null); the parse
+    // itself never runs past what is left of it
+    let schema: { score: number; note?: string } | null = null;
+    if (w.schema && text.length > MAX_SQL_CHARS) schema = { score: 0, note: "query too long" };
+    else if (w.schema) {
+      const linking = schemaLinking(text, gold.sql, engine, parserOf(service), { signal: ctx.signal, get deadline() { return ctx.deadline; } });
+      schema = await (ctx.unclocked ? ctx.unclocked(linking) : linking);
+    }
     const score = (execution: number, syntax: number, reason: string, extra: Record<string, unknown> = {}): Outcome => {
       const parts = { execution, syntax, schema: schema?.score ?? null, ngram };
       return {
@@ -216,6 +225,21 @@ export const sql = defineVerifier({
     });
   },
 });
+
+/**
+ * The schema-linking parse processes, one set per SQL service: as many as it has SQLite processes
+ * (ASSAY_SQL_WORKERS, by default one a core), started as the queue needs them; their backlog
+ * counts in the service's admission, and they close with it.
+ */
+const parsers = new WeakMap<SqlService, ParseProcess>();
+function parserOf(service: SqlService): ParseProcess {
+  let p = parsers.get(service);
+  if (!p) {
+    parsers.set(service, (p = new ParseProcess(PARSE_BUDGET_MS, service.opts.threads)));
+    service.attach(p);
+  }
+  return p;
+}
 
 /**
  * Largest gold result digested for the model's query (on the server, once per gold and rule:

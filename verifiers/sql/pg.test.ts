@@ -104,6 +104,15 @@ async function suite(c: pg.Client) {
       ]);
       assert.deepEqual(big.map((r) => r.reward), [0, 1, 0]);
     });
+    test("a gold wholly wrapped in parentheses with ORDER BY is ordered; a parenthesised UNION branch's ORDER BY is not", async () => {
+      const rs = await batch([
+        item("SELECT name FROM singer ORDER BY singer_id DESC", "(SELECT name FROM singer ORDER BY singer_id)"),
+        item("SELECT name FROM singer ORDER BY singer_id DESC", "((SELECT name FROM singer ORDER BY singer_id))"),
+        item("SELECT name FROM singer ORDER BY singer_id", "(SELECT name FROM singer ORDER BY singer_id)"),
+        item("SELECT name FROM singer ORDER BY singer_id DESC", "(SELECT name FROM singer ORDER BY singer_id) UNION ALL (SELECT name FROM singer WHERE false)"),
+      ]);
+      assert.deepEqual(rs.map((r) => [r.status, r.reward, r.details.ordered]), [["ok", 0, true], ["ok", 0, true], ["ok", 1, true], ["ok", 1, false]]);
+    });
     test("errors: the model's query scores 0 with PostgreSQL's message; a failing gold is null", async () => {
       const [col, gold] = await batch([item("SELECT nam FROM singer", "SELECT name FROM singer"), item("SELECT 1", "SELECT nope FROM singer")]);
       assert.equal(col.reward, 0);

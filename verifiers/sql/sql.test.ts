@@ -309,6 +309,14 @@ describe("reward defects a probe against the reference scorers found (each was a
     const rs = await rewards(Array.from({ length: 8 }, (_, i): [string, string] => [i % 2 ? "SELECT 0.1 + 0.2" : "SELECT 0.3", gold]));
     assert.deepEqual(rs.map((r) => r.reward), [1, 1, 1, 1, 1, 1, 1, 1]);
   });
+  test("a NUL character is refused (0), not cut at: SQLite would run `SELECT name FROM singer` and pay it with `WHERE 0` after the NUL", async () => {
+    const rs = await rewards([
+      ["SELECT name FROM singer\u0000 WHERE 0", "SELECT name FROM singer"],
+      ["```sql\nSELECT name FROM singer\u0000 WHERE 0\n```", "SELECT name FROM singer"],
+    ]);
+    assert.deepEqual(rs.map((r) => [r.status, r.reward]), [["ok", 0], ["ok", 0]]);
+    assert.match(rs[0].reason, /NUL/);
+  });
 });
 
 describe("partial rewards (Reasoning-SQL)", () => {
