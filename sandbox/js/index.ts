@@ -1,8 +1,8 @@
 /**
  * The js backend: JavaScript in isolated-vm, one fresh V8 isolate per run with a heap limit and
  * a time limit. No Node API is reachable: the isolate holds only what the bootstrap below puts
- * there (Node's console, print, readline, process.stdout.write/exit, require("fs").readFileSync(0) for
- * stdin, require("assert")), all written in plain JavaScript inside the isolate, with no reference back to the host.
+ * there (Node's console, print, readline, process.stdout.write/exit, stdin as
+ * require("fs").readFileSync(0), process.stdin's events or require("readline")'s, require("assert")), all written in plain JavaScript inside the isolate, with no reference back to the host.
  *
  * WebAssembly is removed from the isolate: a WebAssembly.Memory is allocated outside the
  * isolate's heap limit (a 4 GiB one landed in the server's memory). The result leaves as a
@@ -256,18 +256,50 @@ const BOOTSTRAP = `
   globalThis.print = con.log;
   const lines = stdin.split("\\n"); let li = 0;
   globalThis.readline = () => (li < lines.length ? lines[li++] : undefined);
-  globalThis.process = { argv: ["node", "main.js"], env: {}, platform: "sandbox",
+  // Node's event-driven stdin idioms: process.stdin.on("data" | "end") and readline's
+  // createInterface({ input }).on("line" | "close"). The whole stdin is there from the start, so
+  // once the program's own code has run, its listeners get it: the data in one chunk then "end";
+  // each line (a CR before its LF dropped, a last line without a newline too) then "close".
+  function emitter() {
+    const on = {};
+    const e = {
+      on(ev, fn) { (on[ev] || (on[ev] = [])).push(fn); return e; },
+      emit(ev, ...args) { const fs = on[ev] || []; for (let i = 0; i < fs.length; i++) fs[i].apply(e, args); return fs.length > 0; },
+      listens(ev) { return !!(on[ev] && on[ev].length); },
+      resume() { return e; }, pause() { return e; }, setEncoding() { return e; },
+    };
+    e.addListener = e.on; e.once = e.on;
+    return e;
+  }
+  const stdinStream = emitter();
+  const interfaces = [];
+  const readlineModule = { createInterface() { const rl = emitter(); rl.close = () => {}; rl.setPrompt = () => {}; rl.prompt = () => {}; interfaces.push(rl); return rl; } };
+  function feedListeners() {
+    if (stdinStream.listens("data") || stdinStream.listens("end")) {
+      if (stdin.length) stdinStream.emit("data", stdin);
+      stdinStream.emit("end");
+    }
+    for (let k = 0; k < interfaces.length; k++) {
+      const rl = interfaces[k];
+      const ls = stdin.split("\\n");
+      if (ls.length && ls[ls.length - 1] === "") ls.pop();
+      for (let i = 0; i < ls.length; i++) rl.emit("line", ls[i].endsWith("\\r") ? ls[i].slice(0, -1) : ls[i]);
+      rl.emit("close");
+    }
+  }
+  globalThis.process = { argv: ["node", "main.js"], env: {}, platform: "sandbox", stdin: stdinStream,
     stdout: { write: (s) => { write(false, s); return true; } }, stderr: { write: (s) => { write(true, s); return true; } },
     exit: (c) => { throw new Exit(c === undefined ? 0 : c | 0); } };
   globalThis.require = (m) => {
     if (m === "assert" || m === "node:assert") return assertLoose;
     if (m === "assert/strict" || m === "node:assert/strict") return assertStrict;
     if (m === "fs" || m === "node:fs") return { readFileSync: (f) => { if (f === 0 || f === "/dev/stdin") return stdin; throw new Error("no file system in the sandbox"); } };
+    if (m === "readline" || m === "node:readline") return readlineModule;
     throw new Error("module " + S(m) + " is not available in the sandbox");
   };
   return function run(src) {
     let code = 0;
-    try { evaluate(src); }
+    try { evaluate(src); feedListeners(); }
     catch (x) {
       if (x instanceof Exit) code = x.code;
       else { code = 1; try { err += S(x && x.stack || x).slice(0, 4000) + "\\n"; } catch (e) { err += "uncaught exception\\n"; } }

@@ -113,3 +113,26 @@ test("console.assert prints as Node's does and goes on; the failing line follows
   const swap = await run("console.assert = () => {}; console = { assert() {} }; console.assert(false, 'still seen')");
   assert.match(swap.stderr, /Assertion failed: still seen/);
 });
+
+test("Node's event-driven stdin idioms read the whole stdin: process.stdin.on('data'/'end'), readline's 'line'/'close'", { skip: js ? false : note }, async () => {
+  // Before, both failed ("module readline is not available", process.stdin undefined): a right
+  // program that reads its input the way most Node solutions do scored 0.
+  const withStdin = (code: string, stdin: string) => js!.run({ language: "javascript", code, stdin, limits: LIMITS });
+  const rl = "const rl = require('readline').createInterface({ input: process.stdin });\nconst got = [];\nrl.on('line', (l) => got.push(l));\nrl.on('close', () => console.log(got.map(Number).reduce((a, b) => a + b, 0), got.length));";
+  for (const [stdin, want] of [["1\n2\n3\n", "6 3\n"], ["1\r\n2\r\n3", "6 3\n"], ["", "0 0\n"]] as const) {
+    const r = await withStdin(rl, stdin);
+    assert.equal(r.exitCode, 0, r.stderr);
+    assert.equal(r.stdout, want, JSON.stringify(stdin));
+  }
+  const data = "let input = '';\nprocess.stdin.setEncoding('utf8');\nprocess.stdin.on('data', (c) => { input += c; });\nprocess.stdin.on('end', () => { const [a, b] = input.trim().split(/\\s+/).map(Number); console.log(a + b); });";
+  const r = await withStdin(data, "3 4\n");
+  assert.equal(r.exitCode, 0, r.stderr);
+  assert.equal(r.stdout, "7\n");
+  // an exit or a throw in a listener is the program's, as in its own code
+  const thrown = await withStdin("require('readline').createInterface({ input: process.stdin }).on('line', () => { throw new Error('bad line'); });", "x\n");
+  assert.notEqual(thrown.exitCode, 0);
+  assert.match(thrown.stderr, /bad line/);
+  const exited = await withStdin("process.stdin.on('end', () => process.exit(3));", "");
+  assert.equal(exited.exitCode, 3);
+  await correctAfter();
+});
