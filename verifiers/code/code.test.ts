@@ -419,6 +419,12 @@ describe("JavaScript through the js backend (isolated-vm, in a process of its ow
     assert.equal((await run("const [a, b] = readline().split(' ').map(Number); console.log(a - b)")).reward, 0);
     const loop = await run("while (true) {}");
     assert.equal((loop.details as any).tests[0].status, "time_limit");
+    // readline's and process.stdin's events (scored 0 when neither existed)
+    assert.equal((await run("require('readline').createInterface({ input: process.stdin }).on('line', (l) => { const [a, b] = l.split(' ').map(Number); console.log(a + b); });")).reward, 1);
+    assert.equal((await run("let s = ''; process.stdin.on('data', (c) => s += c); process.stdin.on('end', () => { const [a, b] = s.split(' ').map(Number); console.log(a + b); });")).reward, 1);
+    // a thrown error's reason is its message and line, not the isolate's stack frame
+    const thrown = await run("const x = 1;\nthrow new TypeError('boom');");
+    assert.match((thrown.details as any).tests[0].error, /TypeError: boom \(line 2\)/);
   });
   test("a Map grown past its heap limit earns 0 (it aborted the server's process when isolates ran there)", { skip: js ? false : "isolated-vm unavailable" }, async () => {
     const bomb = await verifyDirect(code, { response: "```js\nconst m = new Map(); for (let i = 0; ; i++) m.set(i, i);\n```", reference: ref, options: { language: "javascript", time_limit_ms: 5000, memory_mb: 32 } }, { services });

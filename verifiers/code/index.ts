@@ -365,7 +365,7 @@ async function stdioCase(c: { input: string; output: string }, i: number, progra
   const r = await run({ language, code: program, stdin: c.input }, outputBytes);
   const s = statusOf(r);
   if (s) return { test: i, status: s, ...timesOf(r), error: clip(failureText(r, language)) };
-  if (r.exitCode !== 0) return { test: i, status: "runtime_error", ...timesOf(r), error: clip(`exit code ${r.exitCode}: ${lastLine(r.stderr)}`) };
+  if (r.exitCode !== 0) return { test: i, status: "runtime_error", ...timesOf(r), error: clip(`exit code ${r.exitCode}: ${messageOf(r.stderr) || lastLine(r.stderr)}`) };
   if (outputsMatch(r.stdout, c.output, o.compare, o.float_tolerance)) return { test: i, status: "passed", ...timesOf(r) };
   return { test: i, status: "failed", ...timesOf(r), diff: shortDiff(r.stdout, c.output) };
 }
