@@ -94,6 +94,22 @@ for (const [name, head, parts] of cases) {
   });
 }
 
+test("a declared length over the limit is answered 413 at once, the body unread (body-parser read it all first)", async () => {
+  const port = (ours.address() as { port: number }).port;
+  const t0 = performance.now();
+  const answer = await new Promise<string>((resolve, reject) => {
+    const s = connect(port, "127.0.0.1", () => s.write(`POST / HTTP/1.1\r\nHost: x\r\n${json}Content-Length: 10000000000\r\n\r\n{"a":"${"x".repeat(100)}`));
+    const out: Buffer[] = [];
+    s.on("data", (d) => out.push(d));
+    s.on("error", reject);
+    s.on("close", () => resolve(Buffer.concat(out).toString("utf8")));
+    setTimeout(() => s.destroy(), 5000);
+  });
+  assert.ok(performance.now() - t0 < 2000, `answered after ${performance.now() - t0} ms`);
+  assert.match(answer, /entity\.too\.large/);
+  assert.match(answer, /Connection: close/i);
+});
+
 test("a client that leaves mid-body: the same error as body-parser's (request.aborted), and the parser lets go", async () => {
   const before = { theirs: seen.theirs!.length, ours: seen.ours!.length };
   for (const server of [theirs, ours]) {
