@@ -31,6 +31,8 @@ describe("API key in the path for the drop-in routes", () => {
     const { app, lines } = await appWithLog();
     const ok = await request(app).post(`/k/${KEY}/get_reward?verifier=exact`).send(body).expect(200);
     assert.deepEqual(ok.body.rewards, [1]);
+    // a trailing slash, as the router takes it (was 401 "missing API key" with the key sent)
+    assert.deepEqual((await request(app).post(`/k/${KEY}/get_reward/?verifier=exact`).send(body).expect(200)).body.rewards, [1]);
     await request(app).post(`/k/wrong/get_reward?verifier=exact`).send(body).expect(401);
     await request(app).post(`/k/${KEY}x/get_reward?verifier=exact`).send(body).expect(401);
     await request(app).post(`/get_reward?verifier=exact`).send(body).expect(401);

@@ -26,7 +26,8 @@ const keyOf = new WeakMap<Request, string>();
 export function keyFromPath(): RequestHandler {
   return (req, _res, next) => {
     const m = req.url.startsWith("/k/") ? PATH_KEY.exec(req.url) : null;
-    if (m && KEY_IN_PATH_ROUTES.has(m[2]!)) {
+    // a trailing slash, as the router itself takes it (`/k/<key>/get_reward/` in a trainer's URL)
+    if (m && KEY_IN_PATH_ROUTES.has(m[2]!.length > 1 && m[2]!.endsWith("/") ? m[2]!.slice(0, -1) : m[2]!)) {
       let key: string;
       try {
         key = decodeURIComponent(m[1]!);
