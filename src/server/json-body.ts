@@ -18,6 +18,8 @@ import { HttpError } from "./errors.js";
 const OPEN_OBJ = 0x7b;
 /** A declared Content-Length this many times the limit is answered 413 before its body is read. */
 const FAR_OVER = 4;
+/** Whether a Content-Length header is so far over `limit` that its body is refused unread. */
+export const farOverLimit = (header: string | undefined, limit: number): boolean => header !== undefined && Number(header) > FAR_OVER * limit;
 const ignore = () => {};
 
 /**
@@ -46,7 +48,7 @@ export function jsonBody(limit: number, maxDepth: number): RequestHandler {
   return (req, res, next) => {
     const h = req.headers;
     const length = h["content-length"] === undefined ? NaN : Number(h["content-length"]);
-    if (length > FAR_OVER * limit) {
+    if (farOverLimit(h["content-length"], limit)) {
       // body-parser's own 413, but now: it reads the whole body off the socket first, so a
       // declared 10 GB held the connection until it came or the request timed out. The body is
       // left unread, so the connection closes after the answer. Only far over the limit: a

@@ -1,5 +1,6 @@
 /** Builds the whole service from configuration and listens; closes cleanly on SIGINT/SIGTERM. */
 import { createServer, type Server } from "node:http";
+import { farOverLimit } from "./json-body.js";
 import pino, { type Logger } from "pino";
 import { loadConfig, type Config } from "../core/config.js";
 import type { Runtime } from "../core/runtime.js";
@@ -118,6 +119,14 @@ export async function startServer(config: Config = loadConfig(), log: Logger = s
     throw err;
   }
   app = handle.app;
+  // `Expect: 100-continue` on a JSON body of a length the body parser refuses unread
+  // (farOverLimit): no 100, so the client does not send the body, and the route's 413 says why.
+  // Any other request (a job's file upload among them) gets its 100 as Node gives it.
+  server.on("checkContinue", (req, res) => {
+    const json = /^application\/json\b/i.test(req.headers["content-type"] ?? "");
+    if (!json || !farOverLimit(req.headers["content-length"], config.maxBodyBytes)) res.writeContinue();
+    server.emit("request", req, res);
+  });
   // Keep-alive longer than common client pools so idle sockets are closed by the client side.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
