@@ -18,6 +18,7 @@ import { Router } from "express";
 import type { RewardResult, Wire } from "../../core/types.js";
 import { HttpError } from "../errors.js";
 import { didYouMean, nearest } from "../../core/nearest.js";
+import { OPENAPI } from "../../core/contract.js";
 import { clientGone, type Caller, type RouteDeps } from "../http.js";
 
 /**
@@ -134,8 +135,10 @@ export function openrlhfJson(reply: Wire["GetRewardResponse"]): string {
   return out + "}";
 }
 
-/** What a label object may hold: the rest of an item comes from the request. */
-const LABEL_KEYS = ["verifier", "reference", "options"];
+/** What a label object may hold: an item's fields (openapi.yaml's RewardItem); its verifier, reference and options are read, the rest comes from the request. */
+const LABEL_KEYS = Object.keys((OPENAPI.components.schemas.RewardItem as { properties: Record<string, unknown> }).properties);
+/** The keys a label object is recognised by; a reference object's key near one of them is taken for it misspelt. */
+const LABEL_OWN = ["verifier", "reference", "options"];
 
 function itemFor(label: unknown, defaultVerifier: string | undefined, prompt: string | undefined, response: string, i: number) {
   let spec: Record<string, unknown> | null = null;
@@ -153,14 +156,14 @@ function itemFor(label: unknown, defaultVerifier: string | undefined, prompt: st
   // read as a reference (or left out) it trained on zeros or on the defaults without a word.
   if (spec && (typeof spec.verifier === "string" || "reference" in spec)) {
     for (const k of Object.keys(spec)) {
-      if (!LABEL_KEYS.includes(k)) throw new HttpError(400, `label ${i}: unknown key ${JSON.stringify(k.slice(0, 64))}${didYouMean(k, LABEL_KEYS)}; a label object holds ${LABEL_KEYS.join(", ")}`, "labels");
+      if (!LABEL_KEYS.includes(k)) throw new HttpError(400, `label ${i}: unknown key ${JSON.stringify(k.slice(0, 64))}${didYouMean(k, LABEL_KEYS)}; a label object holds ${LABEL_OWN.join(", ")} (and may hold an item's other fields, which the request gives)`, "labels");
     }
   } else if (spec) {
     // a reference object for ?verifier= (code's {inputs, outputs}, say), unless a key is one of
     // the label's own, misspelt ({"referense": …})
     for (const k of Object.keys(spec)) {
-      const meant = nearest(k, LABEL_KEYS);
-      if (meant !== undefined) throw new HttpError(400, `label ${i}: key ${JSON.stringify(k.slice(0, 64))}; did you mean ${meant}? (a label object holds ${LABEL_KEYS.join(", ")})`, "labels");
+      const meant = nearest(k, LABEL_OWN);
+      if (meant !== undefined) throw new HttpError(400, `label ${i}: key ${JSON.stringify(k.slice(0, 64))}; did you mean ${meant}? (a label object holds ${LABEL_OWN.join(", ")})`, "labels");
     }
   }
   if (spec && typeof spec.verifier === "string") {
