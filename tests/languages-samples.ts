@@ -29,7 +29,7 @@ export const SAMPLES: Record<string, Samples> = {
     broken: "if then fi (\n",
     brokenSays: /syntax error/,
     loop: "while :; do :; done\n",
-    bomb: "x=y; while :; do x=$x$x; done\n",
+    bomb: "mapfile x < /dev/zero\n",
   },
   java: {
     ok: "import java.util.*;\npublic class Main {\n  public static void main(String[] a) {\n    Scanner s = new Scanner(System.in);\n    long x = s.nextLong(), y = s.nextLong();\n    System.out.println(x + y);\n  }\n}\n",

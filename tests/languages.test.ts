@@ -146,9 +146,10 @@ for (const [backend, open] of [["docker", () => openDockerForTests(2)], ["bwrap"
           b = await reward(lang, s.loop);
           assert.equal(b.reward, 0);
           assert.equal(b.details.tests[0].status, "time_limit", JSON.stringify(b));
-          // Time limits count CPU over the whole tree now, and some runtimes spend more than a
-          // second of it reaching 256 MiB (bash's `x=$x$x` copies through word expansion: ~1.5 s
-          // here), so the bomb gets CPU to spare: what it must hit is the memory limit.
+          // Time limits count CPU over the whole tree, and some runtimes spend more than a second
+          // of it reaching 256 MiB, so the bomb gets CPU to spare: what it must hit is the memory
+          // limit. (bash's bomb reads /dev/zero into one line: its `x=$x$x` copied through word
+          // expansion, 4-5 s of CPU on a loaded machine, and hit the time limit instead.)
           b = await reward(lang, s.bomb, { time_limit_ms: 5000 });
           assert.equal(b.reward, 0);
           assert.equal(b.details.tests[0].status, "memory_limit", JSON.stringify(b));

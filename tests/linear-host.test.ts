@@ -1,7 +1,9 @@
 /**
  * Everything that reads model text or program output on the host is linear with a cap: each
- * adversarial 1 MB input below is handled in under 50 ms (each shape once took seconds to
- * minutes: a lazy fence regex, a /\s+$/ trim, /[…]+$/ punctuation, "answer is" + spaces).
+ * adversarial 1 MB input below is handled in under 150 ms of CPU (each shape once took seconds to
+ * minutes: a lazy fence regex, a /\s+$/ trim, /[…]+$/ punctuation, "answer is" + spaces). The
+ * slowest here takes ~25 ms on a quiet machine and 53 ms was seen under a full CI run, so the
+ * bound leaves room for a loaded machine while a quadratic step still exceeds it many times.
  * Each is timed in CPU time (fastestCpu: this process's user + system, fastest of three runs
  * after a warm-up): on a busy machine wall time measures the neighbours, while a quadratic step
  * still shows in CPU time.
@@ -20,6 +22,7 @@ import { mulberry32 } from "../verifiers/math/compare.js";
 import { fastestCpu } from "./helpers.js";
 
 const MB = 1 << 20;
+const LIMIT_MS = 150;
 
 const cases: [string, () => unknown][] = [
   ["unclosed code fences", () => extractProgram("```python\n".repeat(MB / 10), "python")],
@@ -39,8 +42,8 @@ const cases: [string, () => unknown][] = [
 
 for (const [name, f] of cases) {
   test(`linear on 1 MB: ${name}`, async () => {
-    const { ms } = await fastestCpu(f, { under: 50 });
-    assert.ok(ms < 50, `${name}: ${ms.toFixed(1)} ms of CPU`);
+    const { ms } = await fastestCpu(f, { under: LIMIT_MS });
+    assert.ok(ms < LIMIT_MS, `${name}: ${ms.toFixed(1)} ms of CPU`);
   });
 }
 
