@@ -176,19 +176,21 @@ describe("failures: the model's (reward 0) and ours (null)", () => {
     assert.equal(sha256(fx.path), sum0);
     assert.equal((await score(item("SELECT count(*) FROM singer", "SELECT 7"))).reward, 1);
   });
-  test("1 MB of hostile text is scored in well under 50 ms, the server still serving", async () => {
+  test("1 MB of hostile text is scored in linear time (under 150 ms of CPU, ~30 ms quiet), the server still serving", async () => {
     const hostile = "```sql\n" + "SELECT " + "(".repeat(400_000) + "'".repeat(300_000) + "```".repeat(100_000);
     await score(item(hostile.slice(0, 200_000), "SELECT 1")); // warm the code paths (JIT)
     // CPU time of this process (client and server): wall time on a shared machine measures the neighbours
     // CPU time, fastest of three: a garbage collection or a cold path can land in any one run.
-    let { out: r, ms: cpu } = await fastestCpu(() => score(item(hostile, "SELECT 1")), { under: 50 });
+    // The bound leaves room for a loaded machine (47 ms was seen beside other tests); a quadratic
+    // step on 1 MB costs seconds.
+    let { out: r, ms: cpu } = await fastestCpu(() => score(item(hostile, "SELECT 1")), { under: 150 });
     assert.equal(r.status, "ok");
     assert.equal(r.reward, 0);
-    assert.ok(cpu < 50, `took ${cpu} ms of CPU (${r.elapsed_ms} ms wall)`);
-    const { out: huge, ms: cpu2 } = await fastestCpu(() => score(item("SELECT " + "1+".repeat(15_000) + "1", "SELECT 1", { weights: { execution: 1, schema: 1, ngram: 1 } })), { under: 50 });
+    assert.ok(cpu < 150, `took ${cpu} ms of CPU (${r.elapsed_ms} ms wall)`);
+    const { out: huge, ms: cpu2 } = await fastestCpu(() => score(item("SELECT " + "1+".repeat(15_000) + "1", "SELECT 1", { weights: { execution: 1, schema: 1, ngram: 1 } })), { under: 150 });
     cpu = cpu2;
     assert.equal(huge.status, "ok");
-    assert.ok(cpu < 50, `long SQL with partial rewards took ${cpu} ms of CPU (${huge.elapsed_ms} ms wall)`);
+    assert.ok(cpu < 150, `long SQL with partial rewards took ${cpu} ms of CPU (${huge.elapsed_ms} ms wall)`);
     assert.equal((await score(item("SELECT 1", "SELECT 1"))).reward, 1);
   });
   test("a runaway query scores 0 at its deadline while the rest of the batch is scored", async () => {
