@@ -2,6 +2,9 @@
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import request from "supertest";
+import { once } from "node:events";
+import { connect } from "node:net";
+import type { AddressInfo } from "node:net";
 import { testApp } from "./helpers.js";
 
 type App = Awaited<ReturnType<typeof testApp>>;
@@ -142,6 +145,40 @@ test("multipart upload: option fields, then the file", async () => {
   assert.equal(twice.body.field, "verifier");
   const listed = (await request(a.app).get("/jobs").expect(200)).body.jobs;
   assert.equal(listed.length, 1, "the refused uploads left no job");
+});
+
+test("a multipart upload the client cuts off leaves no job and no items behind", async () => {
+  const a = await app();
+  const store = await a.runtime.services.store();
+  const created: string[] = [];
+  const create = store.jobs.create.bind(store.jobs);
+  store.jobs.create = (id, options) => (created.push(id), create(id, options));
+  const server = a.app.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  try {
+    const { port } = server.address() as AddressInfo;
+    const sock = connect(port, "127.0.0.1");
+    await once(sock, "connect");
+    const head = "--XX\r\nContent-Disposition: form-data; name=\"verifier\"\r\n\r\nexact\r\n" +
+      "--XX\r\nContent-Disposition: form-data; name=\"file\"; filename=\"d.jsonl\"\r\nContent-Type: application/octet-stream\r\n\r\n";
+    sock.write(`POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=XX\r\nContent-Length: 10000000\r\n\r\n${head}`);
+    sock.write(jsonl(Array(2500).fill({ response: "a", reference: "a" }))); // over one stored slice (2,000 items)
+    for (let i = 0; i < 200 && !(created.length && (await store.jobs.items(created[0]!, 0, 100)).length); i++) await new Promise((r) => setTimeout(r, 25));
+    assert.equal(created.length, 1, "the upload began");
+    assert.ok((await store.jobs.items(created[0]!, 0, 100)).length > 0, "its first items were stored");
+    sock.destroy();
+    let row = await store.jobs.find(created[0]!);
+    for (let i = 0; i < 200 && row; i++) {
+      await new Promise((r) => setTimeout(r, 25));
+      row = await store.jobs.find(created[0]!);
+    }
+    // Before: the job stayed `uploading` with its items until the server restarted.
+    assert.equal(row, undefined, `the cut-off upload is still stored: ${JSON.stringify(row)}`);
+    assert.equal((await store.jobs.items(created[0]!, 0, 100)).length, 0);
+    await submit(a, jsonl([{ verifier: "exact", response: "a", reference: "a" }])).expect(201); // still serving
+  } finally {
+    server.close();
+  }
 });
 
 test("400s: bad options in the query, an empty dataset, bad results parameters", async () => {

@@ -123,6 +123,12 @@ async function multipart(req: Request, query: Record<string, unknown>, maxBytes:
     });
     bb.on("close", () => resolve(null));
     bb.on("error", (err) => reject(new HttpError(400, `multipart upload is malformed: ${(err as Error).message}`)));
+    // pipe() neither ends nor destroys busboy when the client goes away mid-upload, and busboy
+    // settles only when it ends or is destroyed: without this the file stream never ends, the
+    // upload never fails, and its stored items stay behind under an unsealed job.
+    req.once("close", () => {
+      if (!req.complete) bb.destroy(new Error("the client closed the connection before the upload ended"));
+    });
     req.pipe(bb);
   });
   if (!file) throw new HttpError(400, "multipart upload has no file; send the JSONL dataset as a file field", "file");
