@@ -171,3 +171,42 @@ test("on Redis, 150 finished chunks of a job no server here knows do not hide a 
     await q.close();
   }
 });
+
+test("a cancel in the middle of a re-queue pass: the pass's chunks leave Redis too, none is scored", { skip: !have, timeout: 60_000 }, async () => {
+  const q = openQueue(REDIS);
+  await q.obliterate({ force: true });
+  // No worker anywhere: whatever is queued stays waiting, where it can be counted.
+  const server = await testApp({ ASSAY_REDIS_URL: REDIS, ASSAY_JOB_LOCAL_WORKER: "0", ASSAY_JOB_CHUNK: "20" });
+  try {
+    const store = await server.runtime.services.store();
+    const service = await server.runtime.services.jobs();
+    let cancelled: Promise<unknown> | undefined;
+    const doneIn = store.jobs.doneIn.bind(store.jobs);
+    // The pass reads each chunk's progress; halfway through, the job is cancelled (as a DELETE
+    // or POST /jobs/{id}/cancel from a user would) before the pass has added its chunks.
+    store.jobs.doneIn = async (id, from, to) => {
+      if (from === 200 && !cancelled) cancelled = service.cancel(id);
+      if (cancelled) await cancelled;
+      return doneIn(id, from, to);
+    };
+    const items = Array.from({ length: 400 }, (_, i) => JSON.stringify({ id: i, verifier: "exact", response: "a", reference: "a" })).join("\n");
+    const created = await request(server.app).post("/jobs").set("content-type", "application/x-ndjson").send(items).expect(201);
+    for (const t0 = Date.now(); !cancelled; ) {
+      assert.ok(Date.now() - t0 < 20_000, "the pass never reached the middle of the job");
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await cancelled;
+    assert.equal((await request(server.app).get(`/jobs/${created.body.id}`).expect(200)).body.status, "cancelled");
+    let counts: Record<string, number> = {};
+    // The pass finishes within milliseconds of the cancel; give it ample time, then count.
+    for (const t0 = Date.now(); Date.now() - t0 < 1500; ) {
+      await new Promise((r) => setTimeout(r, 100));
+      counts = await q.getJobCounts("waiting", "prioritized", "delayed", "active");
+    }
+    // Before: the pass added all 20 chunks after the cancel had removed the (none) it found.
+    assert.equal(Object.values(counts).reduce((a, b) => a + b, 0), 0, `chunks still queued: ${JSON.stringify(counts)}`);
+  } finally {
+    await server.runtime.close();
+    await q.close();
+  }
+});

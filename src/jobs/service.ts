@@ -510,17 +510,28 @@ export class JobService {
     const options = JSON.parse(job.options) as JobOptions;
     const size = this.config.jobs.chunk;
     let bulk: { name: string; data: ChunkData; opts: { jobId: string; removeOnComplete: false; removeOnFail: false } }[] = [];
+    // A pass over a large job takes seconds. A cancel or delete meanwhile marks the job finished,
+    // then removes the waiting chunks it finds; chunks this pass adds after that would be scored
+    // for nothing. So each addition is followed by a look at the job: finished (or gone), what
+    // was just added is removed and the pass ends.
+    const flush = async (): Promise<boolean> => {
+      await this.queue!.addBulk(bulk);
+      const now = await this.jobs.find(job.id);
+      if (now && (now.status === "queued" || now.status === "running")) {
+        bulk = [];
+        return true;
+      }
+      for (const b of bulk) await this.queue!.remove(b.opts.jobId).catch(() => 0);
+      return false;
+    };
     for (let start = 0; start < job.total; start += size) {
       const end = Math.min(job.total, start + size);
       if ((await this.jobs.doneIn(job.id, start, end)) === end - start) continue;
       const items = (await this.jobs.pending(job.id, start, end - start)).filter((i) => i.idx < end);
       bulk.push({ name: "chunk", data: { job: job.id, start, options, items }, opts: { jobId: chunkName(job.id, start), removeOnComplete: false, removeOnFail: false } });
-      if (bulk.length >= 50) {
-        await this.queue!.addBulk(bulk);
-        bulk = [];
-      }
+      if (bulk.length >= 50 && !(await flush())) return;
     }
-    if (bulk.length) await this.queue!.addBulk(bulk);
+    if (bulk.length) await flush();
   }
 
   /**
