@@ -33,7 +33,10 @@ test("a verifier whose Set or Map outgrows its heap fails alone, and the server 
   for (const r of [set, map]) {
     assert.equal(r.status, "error", JSON.stringify(r));
     assert.equal(r.reward, null);
-    assert.match(r.reason, /ended its runtime's process/, r.reason);
+    // Which of the two V8 reaches first depends on when its heap check runs against the table's
+    // reallocation: usually the abort (the process ends), on a loaded machine sometimes the
+    // isolate's own heap limit. Either is the verifier failing alone.
+    assert.match(r.reason, /ended its runtime's process|ran out of memory: the isolate's heap limit/, r.reason);
   }
   assert.deepEqual([ok.reward, wrong.reward], [1, 0], JSON.stringify(res.body.results));
   assert.equal((await request(app).get("/healthz")).status, 200);
