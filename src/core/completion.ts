@@ -22,10 +22,12 @@ export function afterThink(s: string, tag = "think"): string {
 
 /**
  * Whether `s` opens a think block: an `open` tag not between two of the same quote or backtick
- * and not inside a ``` fence (an odd number of fence lines before it). One pass over the tags and the
- * fences, in order: linear.
+ * and not inside a ``` fence (an odd number of fence lines before it); with `lineStart`, only a
+ * tag that starts a line (after spaces or tabs) counts: a reasoning model opens its block there,
+ * and prose that names the tag mid-sentence does not open one. One pass over the tags and the
+ * fences, in order: linear (the blanks walked back over before each tag are its own).
  */
-function opensThink(s: string, open: string): boolean {
+export function opensThink(s: string, open: string, lineStart = false): boolean {
   const fence = /(?:^|\n)[ \t]*(?:```|~~~)/g;
   let fences = 0;
   let nextFence = fence.exec(s);
@@ -36,7 +38,11 @@ function opensThink(s: string, open: string): boolean {
     }
     const before = s[at - 1];
     const quoted = (before === "'" || before === '"' || before === "`") && s[at + open.length] === before;
-    if (fences % 2 === 0 && !quoted) return true;
+    if (fences % 2 !== 0 || quoted) continue;
+    if (!lineStart) return true;
+    let b = at - 1;
+    while (b >= 0 && (s[b] === " " || s[b] === "\t")) b--;
+    if (b < 0 || s[b] === "\n" || s[b] === "\r") return true;
   }
   return false;
 }

@@ -19,16 +19,30 @@
  *    (cut off, or never written). A reply that ends inside an opened block has no verdict (the
  *    client retries it, then gives up: null). This comes before the rest, on the whole reply, so
  *    that neither a `</think>` inside a quotation nor the length cap can cut a marker away.
- * 2. Of the judge's own words, only the text after the last `</think>` counts, and only its last
- *    MAX_REPLY_CHARS (the verdict comes last); nothing counts when a `<think>` never closes (cut
- *    off while it reasoned: a `{"satisfied": true}` there is a draft, or a quote).
+ * 2. Of the judge's own words, only the text after its think block's `</think>` counts, and only
+ *    its last MAX_REPLY_CHARS (the verdict comes last); nothing counts when a `<think>` that
+ *    starts a line never closes (cut off while it reasoned: a `{"satisfied": true}` there is a
+ *    draft, or a quote). The block's close is the last `</think>` that no balanced object
+ *    encloses: one inside an object's string is the response's, quoted (a judge that writes
+ *    its JSON by hand, after prose). A `<think>` named mid-sentence opens nothing.
  * 3. What is left that is one JSON object as a whole (after a think block) is that object.
- * 4. Otherwise the candidates are the objects that start at each of the last MAX_STARTS `{`,
- *    each running to its balanced `}` (braces inside strings skipped) or, unbalanced, to the end.
- *    They are read latest-ending first (an enclosing object before what it encloses), each with
- *    JSON.parse, then through jsonrepair (trailing commas, single quotes, unquoted keys, a missing
- *    closing brace), up to MAX_REPAIR_CHARS. jsonrepair is not given an object that opens with an
+ * 4. Otherwise the candidates are the objects that start at each of the last MAX_STARTS `{` and
+ *    at the last MAX_STARTS top-level ones (found in one forward pass, so that braces quoted
+ *    inside the verdict cannot push its own start out of the window), each running to its
+ *    balanced `}` (braces inside strings skipped) or, unbalanced, to the end. They are read
+ *    latest-ending first, an enclosing object before what it encloses, each with JSON.parse,
+ *    then through jsonrepair (trailing commas, single quotes, unquoted keys, a missing closing
+ *    brace), up to MAX_REPAIR_CHARS. jsonrepair is not given an object that opens with an
  *    escaped quote (`{\"`): that is a quotation inside a string, which jsonrepair would unescape.
+ *    What a balanced object encloses is never read on its own once the object has been read:
+ *    a well-formed one offers its nested objects (its strings are text); a malformed one is
+ *    most often the judge's verdict with the response pasted into a string unescaped, and the
+ *    response's own `{"satisfied": true}` inside it is not the judge's. Likewise a balanced
+ *    object inside an unclosed one that opens as JSON does counts only when no `"` or `}`
+ *    follows it (objectSpans). A judge that pastes the response unescaped can still be made to
+ *    write a well-formed verdict that is not its own (the response closes the string and the
+ *    object for it); json_schema and tool modes, which `structured: "auto"` tries first, are the
+ *    defence against that.
  *
  * The verdict is the first candidate that names one of the verdict's keys (verdictOf): the
  * judge's last verdict-like object. When it fails the schema the reply has no verdict: an
@@ -39,7 +53,7 @@
  * times MAX_STARTS.
  */
 import { jsonrepair } from "jsonrepair";
-import { afterThink } from "../core/completion.js";
+import { opensThink } from "../core/completion.js";
 
 /** Of a reply that is not one whole JSON object, only this much (its end) is read; the rest is never parsed. */
 export const MAX_REPLY_CHARS = 64 * 1024;
@@ -92,26 +106,80 @@ export function* candidates(text: string, nonce?: string, structured = false): G
   const own = nonce === undefined ? text : ownWords(text, nonce);
   if (own === undefined) return; // ends inside quoted material (a `</think>` there is the material's)
   // After a think block, a reply that is one JSON object is that object.
-  const lastPart = (x: string) => (x.length > MAX_REPLY_CHARS ? x.slice(x.length - MAX_REPLY_CHARS) : x).trim();
-  const all = lastPart(afterThink(text));
-  if (all.startsWith("{")) {
+  const all = afterOwnThink(text)?.text.trim();
+  if (all?.startsWith("{")) {
     const whole = strict(all);
     if (whole) {
       yield { value: whole, unclosed: false };
       return;
     }
   }
-  const t = lastPart(afterThink(own));
+  const after = afterOwnThink(own);
+  if (after === undefined) return; // a think block still open: cut off while the judge reasoned
+  const t = after.text.trim();
   let repairs = 0;
-  for (const c of objectSpans(t)) {
-    const v = strict(c.text);
-    if (v) yield { value: v, unclosed: c.unclosed };
-    else if (repairs < MAX_REPAIRS && c.text.length <= MAX_REPAIR_CHARS && !/^\{\s*\\/.test(c.text)) {
+  // Balanced spans already read (parsed, repaired, or failed): what they enclose is never read on its own.
+  const read: Span[] = [];
+  for (const c of objectSpans(t, after.inObject)) {
+    if (read.some((r) => r.start < c.start && c.end <= r.end)) continue;
+    const text = t.slice(c.start, c.end);
+    if (c.balanced) read.push(c);
+    const v = strict(text);
+    if (v) {
+      // Well-formed: its strings are text, and only its own nested objects may hold a verdict.
+      for (const o of objectsIn(v)) yield { value: o, unclosed: c.unclosed };
+    } else if (repairs < MAX_REPAIRS && text.length <= MAX_REPAIR_CHARS && !/^\{\s*\\/.test(text)) {
       repairs++;
-      const r = repaired(c.text);
+      const r = repaired(text);
       if (r) yield { value: r, unclosed: c.unclosed };
     }
   }
+}
+
+/** How many objects nested in a well-formed candidate may be offered as the verdict, besides it. */
+const MAX_NESTED = 64;
+
+/** `v` then the plain objects nested in it (in arrays too), latest first, each before what it holds; at most MAX_NESTED more. No recursion. */
+function* objectsIn(v: Obj): Generator<Obj> {
+  yield v;
+  const stack: unknown[] = Object.values(v).slice(-MAX_NESTED);
+  for (let n = 0; stack.length && n < MAX_NESTED; ) {
+    const x = stack.pop();
+    if (Array.isArray(x)) stack.push(...x.slice(-MAX_NESTED));
+    else if (isObject(x)) {
+      n++;
+      yield x;
+      stack.push(...Object.values(x).slice(-MAX_NESTED));
+    }
+  }
+}
+
+const CLOSE_THINK = "</think>";
+
+/**
+ * The judge's words after its think block, of their last MAX_REPLY_CHARS (step 2 of the file's
+ * comment); undefined when a think block is still open. The block's close is the last
+ * `</think>` that no balanced object encloses: one inside an object (a well-formed one's
+ * string, or a malformed one that quotes the response) is the response's, quoted. `inObject`:
+ * an unclosed object that opens as JSON does starts before that close, so what follows may be
+ * inside it (objectSpans). A `<think>` opens a block only at the start of a line: prose that
+ * names the tag mid-sentence does not. Linear in s, plus the spans' scan of the capped text.
+ */
+function afterOwnThink(s: string): { text: string; inObject: boolean } | undefined {
+  const base = Math.max(0, s.length - MAX_REPLY_CHARS);
+  const t = s.slice(base);
+  let at = t.lastIndexOf(CLOSE_THINK);
+  let inObject = false;
+  if (at >= 0) {
+    const { balanced, open } = scanSpans(t);
+    while (at >= 0 && balanced.some((c) => c.start < at && c.end >= at + CLOSE_THINK.length)) at = at > 0 ? t.lastIndexOf(CLOSE_THINK, at - 1) : -1;
+    inObject = open.some((o) => o < at && opensAsJson(t, o));
+  }
+  // No own close in the capped text: one before it (whose block then ended long before the verdict), or none.
+  const close = at >= 0 ? base + at : base > 0 ? s.lastIndexOf(CLOSE_THINK, base - 1) : -1;
+  const rest = close >= 0 ? s.slice(close + CLOSE_THINK.length) : s;
+  if (rest.includes("<think>") && opensThink(rest, "<think>", true)) return undefined;
+  return { text: rest.length > MAX_REPLY_CHARS ? rest.slice(rest.length - MAX_REPLY_CHARS) : rest, inObject };
 }
 
 /** The candidate verdict objects of a reply, latest first (candidates, without the flag). */
@@ -193,27 +261,88 @@ function repaired(s: string): Obj | undefined {
   }
 }
 
+/** An object's span in a text: [start, end), and whether the reply ended inside it (objectSpans). */
+export interface Span {
+  start: number;
+  /** Past its closing `}`; the text's length when it never closes. */
+  end: number;
+  balanced: boolean;
+  /** The reply ended inside it or inside an unclosed span that starts before it. */
+  unclosed: boolean;
+}
+
 /**
- * The objects starting at the last MAX_STARTS `{` of t: balanced ones by their end, latest first
- * (for one end, the outermost first), then unbalanced ones (running to the end), latest start
- * first. `unclosed`: the span never closes, or an unclosed span starts before it (encloses it).
+ * The objects starting at the last MAX_STARTS `{` of t and at its last MAX_STARTS top-level ones
+ * (so that quoted braces cannot push a verdict's own start out of the window), in the order
+ * they are read: balanced ones by their end, latest first (for one end, the outermost first, so
+ * an object is read before what it encloses), then unbalanced ones (running to the end), latest
+ * start first. A balanced object inside an unclosed one that opens as JSON does (`{"`; with
+ * `inObject`, one that starts before t) is left out unless no `"` or `}` follows it: an object the judge wrote with the response quoted
+ * unescaped inside it loses its balance, and the response's own object inside it is followed
+ * by the rest of the judge's (its string's end, its last keys, its `}`); the judge's verdict
+ * after a quotation that opened an object and never closed it is the reply's last.
  */
-export function objectSpans(t: string): { text: string; unclosed: boolean }[] {
-  const starts: number[] = [];
-  for (let i = t.lastIndexOf("{"); i >= 0 && starts.length < MAX_STARTS; i = i > 0 ? t.lastIndexOf("{", i - 1) : -1) starts.push(i);
-  const balanced: [number, number][] = [];
+export function objectSpans(t: string, inObject = false): Span[] {
+  const { balanced, open } = scanSpans(t);
+  const firstJsonOpen = inObject ? -1 : Math.min(...open.filter((s) => opensAsJson(t, s)));
+  const firstOpen = Math.min(...open);
+  const lastQuoteOrBrace = Math.max(t.lastIndexOf('"'), t.lastIndexOf("}"));
+  return [
+    ...balanced
+      .filter((c) => c.start < firstJsonOpen || c.end > lastQuoteOrBrace)
+      .map((c) => ({ ...c, unclosed: firstOpen < c.start }))
+      .sort((a, b) => b.end - a.end || a.start - b.start),
+    ...open.sort((a, b) => b - a).map((s) => ({ start: s, end: t.length, balanced: false, unclosed: true })),
+  ];
+}
+
+/** The balanced objects and the unclosed starts among the `{` that objectSpans looks at. */
+function scanSpans(t: string): { balanced: Span[]; open: number[] } {
+  const starts = new Set<number>(topLevelStarts(t));
+  for (let i = t.lastIndexOf("{"), n = 0; i >= 0 && n < MAX_STARTS; i = i > 0 ? t.lastIndexOf("{", i - 1) : -1, n++) starts.add(i);
+  const balanced: Span[] = [];
   const open: number[] = [];
   for (const s of starts) {
     const e = balancedEnd(t, s);
-    if (e < 0) open.push(s);
-    else balanced.push([s, e]);
+    if (e >= 0) balanced.push({ start: s, end: e + 1, balanced: true, unclosed: false });
+    else open.push(s);
   }
-  balanced.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
-  const firstOpen = open.length ? open[open.length - 1] : Infinity;
-  return [
-    ...balanced.map(([s, e]) => ({ text: t.slice(s, e + 1), unclosed: firstOpen < s })),
-    ...open.map((s) => ({ text: t.slice(s), unclosed: true })),
-  ];
+  return { balanced, open };
+}
+
+/** Whether the `{` at i is followed, after blanks, by a quote: an object's first key. */
+function opensAsJson(t: string, i: number): boolean {
+  let j = i + 1;
+  while (j < t.length && /\s/.test(t[j])) j++;
+  return t[j] === '"' || t[j] === "'";
+}
+
+/**
+ * The last MAX_STARTS `{` of t that open an object at the top level: one forward pass that
+ * counts braces, skips strings inside objects (a quote in prose opens none), and takes a `{`
+ * outside every object only when it opens as JSON does (a `{` in prose does not hold the rest
+ * of the reply inside it). Linear.
+ */
+function topLevelStarts(t: string): number[] {
+  const out: number[] = [];
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < t.length; i++) {
+    const ch = t.charCodeAt(i);
+    if (depth === 0) {
+      if (ch === 123 /* { */ && opensAsJson(t, i)) {
+        if (out.length === MAX_STARTS) out.shift();
+        out.push(i);
+        depth = 1;
+      }
+    } else if (inString) {
+      if (ch === 92 /* \ */) i++;
+      else if (ch === 34 /* " */) inString = false;
+    } else if (ch === 34) inString = true;
+    else if (ch === 123) depth++;
+    else if (ch === 125 /* } */) depth--;
+  }
+  return out;
 }
 
 /** The index of the `}` that closes the `{` at start, skipping braces inside strings; -1 when none. One pass. */
