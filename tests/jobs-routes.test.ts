@@ -243,24 +243,32 @@ test("results stream while the job runs, in order, and the stream ends when it i
 
 test("cancel: a running job stops, keeps what it scored, and cannot be cancelled twice; the next job runs", async () => {
   const a = await app({ ASSAY_BATCH_CONCURRENCY: "2", ASSAY_JOB_CHUNK: "2" });
-  const slow = Array.from({ length: 200 }, (_, i) => ({ id: i, verifier: "test-sleep", response: "", options: { ms: 20 } }));
+  const slow = Array.from({ length: 2500 }, (_, i) => ({ id: i, verifier: "test-sleep", response: "", options: { ms: 20 } }));
   const { body } = await submit(a, jsonl(slow)).expect(201);
   const second = await submit(a, jsonl([{ verifier: "exact", response: "a", reference: "a" }])).expect(201);
   await new Promise((r) => setTimeout(r, 100));
   const c = await request(a.app).post(`/jobs/${body.id}/cancel`).expect(200);
   assert.equal(c.body.status, "cancelled");
-  assert.ok(c.body.done < 200);
+  assert.ok(c.body.done < 2500);
   const again = await request(a.app).post(`/jobs/${body.id}/cancel`).expect(409);
   assert.match(again.body.error, /cancelled already/);
   const next = await waitDone(a, second.body.id);
   assert.equal(next.status, "done");
   const after = await request(a.app).get(`/jobs/${body.id}`).expect(200);
   assert.equal(after.body.status, "cancelled");
+  // One line per item still (before: the unscored ones were skipped, so `assay score -o` wrote
+  // result N on another item's line and a resumed download, ?from=<lines>, repeated rows).
   const res = await request(a.app).get(`/jobs/${body.id}/results`).expect(200);
-  const ids = res.text.trim() ? res.text.trim().split("\n").map((l) => JSON.parse(l).id) : [];
-  assert.equal(ids.length, after.body.done);
-  assert.deepEqual(ids, [...ids].sort((x, y) => x - y));
-  assert.ok(ids.length < 200);
+  const lines = res.text.trim().split("\n").map((l) => JSON.parse(l));
+  assert.equal(lines.length, 2500, "past the store's pages of 1000");
+  const scored = lines.filter((l) => l.id !== null);
+  assert.equal(scored.length, after.body.done);
+  for (const [i, l] of lines.entries()) {
+    if (l.id !== null) assert.equal(l.id, i, "result N is item N");
+    else assert.deepEqual([l.status, l.reward, l.reason], ["error", null, "not scored: the job was cancelled before this item was scored"]);
+  }
+  const tail = await request(a.app).get(`/jobs/${body.id}/results?from=1500`).expect(200);
+  assert.deepEqual(tail.text.trim().split("\n").map((l) => JSON.parse(l)), lines.slice(1500));
 });
 
 test("hostile lines: 1 MB of nesting is an invalid result, a 1 MB prompt is a group whose label is cut; the server keeps serving", async () => {

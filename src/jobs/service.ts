@@ -28,6 +28,12 @@ export class JobRequestError extends Error {
 
 /** Items written to the store per transaction while an upload streams in. */
 const UPLOAD_SLICE = 2000;
+/** The result line of an item a cancelled or failed job never scored: our stop, not the item's doing, so null. */
+function unscored(job: JobRow): string {
+  const why = job.status === "failed" ? `the job failed before this item was scored (${job.error ?? "no reason recorded"})` : "the job was cancelled before this item was scored";
+  return JSON.stringify({ id: null, verifier: "", reward: null, status: "error", reason: `not scored: ${why}`, details: {}, elapsed_ms: 0 } satisfies RewardResult);
+}
+
 /** Rows (results, then items) deleted per transaction when a job is deleted. */
 const DELETE_SLICE = 5_000;
 /** How often finished jobs are checked against ASSAY_JOB_RETENTION_DAYS, ms. */
@@ -237,9 +243,11 @@ export class JobService {
   }
 
   /**
-   * Results as JSONL text, in input order, from index `from`. While the job runs and `follow`
-   * is set, waits for the next results and ends when the job finishes. A cancelled or failed
-   * job gives the results it has, in order, skipping the items it never scored.
+   * Results as JSONL text, in input order, from index `from`: line N is item `from + N`. While
+   * the job runs and `follow` is set, waits for the next results and ends when the job finishes.
+   * A cancelled or failed job has a line for every item too: one it never scored is an `error`
+   * with a null reward saying so (unscored), so that a client can write result N as line N and
+   * resume a cut download at the number of lines it has.
    */
   async *results(id: string, from = 0, follow = true, signal?: AbortSignal): AsyncGenerator<string> {
     await this.row(id);
@@ -249,15 +257,29 @@ export class JobService {
       if (!job || job.status === "deleting") return; // deleted meanwhile
       const finished = FINISHED.includes(job.status);
       const rows = await this.jobs.results(id, next, 1000);
-      const out: string[] = [];
+      let out: string[] = [];
+      let gap: string | undefined;
+      // A finished job's items that have no result, up to `to`: a line each, in slices of 1000.
+      function* unscoredTo(to: number): Generator<string> {
+        for (gap ??= unscored(job!); next < to; next++) {
+          out.push(gap);
+          if (out.length === 1000) {
+            yield out.join("\n") + "\n";
+            out = [];
+          }
+        }
+      }
       for (const r of rows) {
         // While running, only the unbroken run from `next`: later ones may still be filled in before it.
         if (!finished && r.idx !== next) break;
+        if (finished) yield* unscoredTo(r.idx);
         out.push(r.result);
         next = r.idx + 1;
       }
+      const more = rows.length === 1000 && next === rows[rows.length - 1].idx + 1;
+      if (finished && !more) yield* unscoredTo(job.total);
       if (out.length) yield out.join("\n") + "\n";
-      if (rows.length === 1000 && out.length === rows.length) continue;
+      if (more) continue;
       if (finished || next >= job.total || !follow) return;
       // another replica's progress fires no event here: a shared store is polled sooner
       await this.changed(id, this.jobs.shared ? SHARED_POLL_MS : 1000, signal);
