@@ -271,6 +271,33 @@ test("cancel: a running job stops, keeps what it scored, and cannot be cancelled
   assert.deepEqual(tail.text.trim().split("\n").map((l) => JSON.parse(l)), lines.slice(1500));
 });
 
+test("a store error while a job runs is a retry, not the job's end; an error that stays fails it", async () => {
+  const a = await app();
+  const store = await a.runtime.services.store();
+  const pending = store.jobs.pending.bind(store.jobs);
+  let throws = 2;
+  store.jobs.pending = async (...args: Parameters<typeof pending>) => {
+    if (throws > 0) {
+      throws--;
+      throw new Error("Connection terminated unexpectedly");
+    }
+    return pending(...args);
+  };
+  const items = Array.from({ length: 20 }, (_, i) => ({ id: i, verifier: "exact", response: "a", reference: "a" }));
+  const { body } = await submit(a, jsonl(items)).expect(201);
+  // Before: the first error finished the job "failed" with no result.
+  const job = await waitDone(a, body.id);
+  assert.equal(job.status, "done", JSON.stringify(job));
+  assert.equal(job.done, 20);
+  assert.equal(throws, 0);
+  throws = Infinity;
+  const stuck = await submit(a, jsonl(items.slice(0, 3))).expect(201);
+  const failed = await waitDone(a, stuck.body.id, 30_000);
+  assert.equal(failed.status, "failed");
+  assert.match(failed.error, /internal error: Connection terminated unexpectedly/);
+  store.jobs.pending = pending;
+});
+
 test("hostile lines: 1 MB of nesting is an invalid result, a 1 MB prompt is a group whose label is cut; the server keeps serving", async () => {
   const a = await app();
   const deep = "[".repeat(1 << 20);

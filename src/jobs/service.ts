@@ -46,6 +46,8 @@ const POLL_MS = 100;
 const SHARED_POLL_MS = 200;
 /** A replica with no job of its own looks for unclaimed ones (new, or a dead replica's) this often, ms. */
 const SHARED_IDLE_MS = 500;
+/** Runs of one job that may end in an error without any result landing before it is failed for good (a store that blinked, SQLite busy past its timeout, a PostgreSQL reset). */
+const RUN_ATTEMPTS = 5;
 /** A running job on Redis with no progress for this long has its missing chunks queued again, ms. */
 const REQUEUE_MS = 10_000;
 /** Finished chunks gather looks at per pass (pages of 100), from where the last pass stopped. */
@@ -66,6 +68,8 @@ export class JobService {
   /** New work or a stop arrived while the loop was not pausing (mid-query): its next pause is skipped. */
   private nudged = false;
   private current?: { id: string; abort: AbortController };
+  /** Per job: runs that ended in an error in a row, and its `done` count at the last one. */
+  private readonly runErrors = new Map<string, { n: number; done: number }>();
   private queue?: Queue<ChunkData, ChunkReturn>;
   private worker?: Worker<ChunkData, ChunkReturn>;
   private readonly lastProgress = new Map<string, number>();
@@ -411,8 +415,23 @@ export class JobService {
       }
       try {
         await this.runJob(job);
+        this.runErrors.delete(job.id);
       } catch (err) {
         if (this.closed) return;
+        // A passing error (the store blinked) must not fail a job for good: it is run again,
+        // from its first unscored item, unless RUN_ATTEMPTS runs in a row end so with no result
+        // landing between them (an error that stays).
+        const done = (await this.jobs.find(job.id).catch(() => undefined))?.done ?? -1;
+        const last = this.runErrors.get(job.id);
+        const n = last && last.done === done ? last.n + 1 : 1;
+        if (n < RUN_ATTEMPTS) {
+          this.runErrors.set(job.id, { n, done });
+          this.log.warn({ err, job: job.id, attempt: n }, "jobs: a run of the job ended in an error; running it again");
+          await this.jobs.release(job.id, this.me).catch(() => {});
+          await this.pause(250 * 2 ** n);
+          continue;
+        }
+        this.runErrors.delete(job.id);
         this.log.error({ err, job: job.id }, "job failed");
         await this.jobs.finish(job.id, "failed", `internal error: ${(err as Error).message}`).catch(() => {});
         this.events.emit(job.id);
