@@ -210,3 +210,27 @@ test("a cancel in the middle of a re-queue pass: the pass's chunks leave Redis t
     await q.close();
   }
 });
+
+test("Redis unreachable: POST /jobs still answers 201 with the job stored, and the server still shuts down", { timeout: 60_000 }, async () => {
+  // Nothing listens on port 1. Before, the submit awaited its chunks' queueing, which ioredis
+  // holds until Redis answers (maxRetriesPerRequest: null): the request never ended, and an
+  // error there answered 500 for a job that was stored and would run (a client submits it twice).
+  const server = await testApp({ ASSAY_REDIS_URL: "redis://127.0.0.1:1/0", ASSAY_JOB_LOCAL_WORKER: "0" });
+  try {
+    const t0 = Date.now();
+    const res = await request(server.app)
+      .post("/jobs")
+      .set("content-type", "application/x-ndjson")
+      .send(JSON.stringify({ verifier: "exact", response: "a", reference: "a" }) + "\n")
+      .timeout(20_000);
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    assert.ok(Date.now() - t0 < 15_000, `${Date.now() - t0} ms`);
+    const view = await request(server.app).get(`/jobs/${res.body.id}`).expect(200);
+    assert.ok(["queued", "running"].includes(view.body.status), view.body.status);
+  } finally {
+    // And the shutdown ends: it drops the connections that wait for Redis.
+    const t1 = Date.now();
+    await server.runtime.close();
+    assert.ok(Date.now() - t1 < 20_000, `close took ${Date.now() - t1} ms`);
+  }
+});

@@ -46,6 +46,10 @@ const POLL_MS = 100;
 const SHARED_POLL_MS = 200;
 /** A replica with no job of its own looks for unclaimed ones (new, or a dead replica's) this often, ms. */
 const SHARED_IDLE_MS = 500;
+/** How long a shutdown waits for Redis before it drops the connections. */
+const CLOSE_WAIT_MS = 3_000;
+/** How long a submit on Redis waits for its chunks to be queued before it answers. */
+const ENQUEUE_WAIT_MS = 5_000;
 /** Runs of one job that may end in an error without any result landing before it is failed for good (a store that blinked, SQLite busy past its timeout, a PostgreSQL reset). */
 const RUN_ATTEMPTS = 5;
 /** A running job on Redis with no progress for this long has its missing chunks queued again, ms. */
@@ -167,7 +171,15 @@ export class JobService {
       throw err;
     }
     this.log.info({ job: id, total: n }, "job queued");
-    if (this.queue) await this.enqueue(await this.jobs.get(id));
+    if (this.queue) {
+      // The job is queued in the store now: answering it with an error would have the client
+      // submit it twice. Redis down or slow (a large job's chunks) holds the answer at most
+      // ENQUEUE_WAIT_MS; the coordinating loop's next pass queues what this one did not.
+      const queued = this.enqueue(await this.jobs.get(id)).catch((err) => this.log.warn({ err, job: id }, "jobs: could not queue the new job's chunks yet; the next pass will"));
+      let t: NodeJS.Timeout | undefined;
+      await Promise.race([queued, new Promise((r) => (t = setTimeout(r, ENQUEUE_WAIT_MS)))]);
+      clearTimeout(t);
+    }
     this.nudge();
     return { id, total: n };
   }
@@ -311,9 +323,18 @@ export class JobService {
     clearInterval(this.sweeper);
     this.current?.abort.abort(new Error("server closing"));
     this.nudge();
-    await this.worker?.close().catch(() => {});
-    await this.loop?.catch(() => {});
-    await this.queue?.close().catch(() => {});
+    // With Redis unreachable every command waits for it (maxRetriesPerRequest: null), and so
+    // would a shutdown: after CLOSE_WAIT_MS the connections are dropped, which fails those
+    // commands and lets the loop end.
+    const within = (p: Promise<unknown> | undefined) => {
+      let t: NodeJS.Timeout | undefined;
+      return Promise.race([Promise.resolve(p).then(() => true, () => true), new Promise<boolean>((r) => (t = setTimeout(r, CLOSE_WAIT_MS, false)))]).finally(() => clearTimeout(t));
+    };
+    // (BullMQ's close drops a connection that never came up; its disconnect waits for it to.)
+    await within(this.worker?.close());
+    if (!(await within(this.loop))) await within(this.queue?.close());
+    await within(this.loop);
+    await within(this.queue?.close());
   }
 
   // ---------------------------------------------------------------- views
