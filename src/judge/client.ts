@@ -10,6 +10,10 @@
  * A judge that refuses to grade (a `refusal` message, `finish_reason: "content_filter"`, an HTTP
  * 400 whose error code is `content_filter`) is neither retried nor sent another form: it is a
  * JudgeRefusal, which a verifier may score as a verdict against the response.
+ * A question longer than the judge's context (an HTTP 400 that says so) is neither retried nor
+ * sent another form either: it is a JudgeContextExceeded, which a verifier may answer by sending
+ * less of the material (the rubric verifier cuts the response shorter and asks again).
+ * The messages go out well-formed: a lone surrogate (which UTF-8 cannot encode) becomes U+FFFD.
  */
 import OpenAI, { APIError, APIConnectionError, APIConnectionTimeoutError, APIUserAbortError } from "openai";
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletion } from "openai/resources/chat/completions";
@@ -86,7 +90,9 @@ export class Judge {
     const limiter = this.limiter(ep.baseURL);
     const client = this.client(ep);
     const delimiter = new Delimiter();
-    const messages = q.render(delimiter);
+    // A lone surrogate (the material's own, or a cut made elsewhere) would get a 400 from an
+    // endpoint that encodes the text to UTF-8, and the item would be null for it.
+    const messages = q.render(delimiter).map((m) => ({ ...m, content: wellFormed(m.content) }));
     const modeKey = `${ep.baseURL}\0${ep.model}`;
     let mode: StructuredMode = ep.structured === "auto" ? this.modes.get(modeKey) ?? "json_schema" : ep.structured;
     const estimate = Math.ceil(messages.reduce((n, m) => n + m.content.length, 0) / 4) + ep.maxTokens;
@@ -114,6 +120,12 @@ export class Judge {
         if (c.outcome === "aborted") throw new JudgeError(`judge call aborted: ${reasonOf(opts.signal) ?? c.message}`, { model: ep.model, attempts });
         if (c.outcome === "refused") {
           throw new JudgeRefusal(`judge ${ep.model} refused to grade (content filter): ${c.message}`, c.message, { model: ep.model, attempts, outcome: "refused" });
+        }
+        if (c.outcome === "context_exceeded") {
+          // The same question is as long in any structured form and on any retry: not a fallback.
+          throw new JudgeContextExceeded(`judge ${ep.model} at ${ep.baseURL}: the question is longer than the judge's context: ${c.message}`, {
+            model: ep.model, attempts, outcome: c.outcome,
+          });
         }
         if (c.outcome === "bad_request" && ep.structured === "auto" && NEXT_MODE[mode]) {
           // The endpoint refuses this form of structured output; try the next one (not a retry).
@@ -279,8 +291,38 @@ export class Judge {
   }
 }
 
+/**
+ * The endpoint says the question is longer than the model's context: an answer about the
+ * question's length, not an outage and not an unsupported structured form. Not retried. A
+ * JudgeError, so a caller that does not send less gets null; `details.outcome` is
+ * "context_exceeded".
+ */
+export class JudgeContextExceeded extends JudgeError {
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super(message, details);
+    this.name = "JudgeContextExceeded";
+  }
+}
+
+/** `text`'s first `max` UTF-16 units, one fewer when the cut would split a surrogate pair. */
+export function headOf(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let end = Math.max(0, max);
+  const c = text.charCodeAt(end - 1);
+  if (end > 0 && c >= 0xd800 && c <= 0xdbff && (text.charCodeAt(end) & 0xfc00) === 0xdc00) end--;
+  return text.slice(0, end);
+}
+
+/** A surrogate half without its other half (no `u` flag: the string's UTF-16 units). Constant work per position. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** `text` with each lone surrogate, which UTF-8 cannot encode, replaced by U+FFFD (String.prototype.toWellFormed, ES2024). Linear. */
+export function wellFormed(text: string): string {
+  return text.replace(LONE_SURROGATE, "\uFFFD");
+}
+
 interface Classified {
-  outcome: "rate_limited" | "server_error" | "timeout" | "connection" | "bad_request" | "client_error" | "aborted" | "refused";
+  outcome: "rate_limited" | "server_error" | "timeout" | "connection" | "bad_request" | "client_error" | "aborted" | "refused" | "context_exceeded";
   retry: boolean;
   retryAfterMs?: number;
   message: string;
@@ -292,12 +334,14 @@ function classify(err: unknown): Classified {
   if (err instanceof APIConnectionError) return { outcome: "connection", retry: true, message: `connection failed (${(err.cause as Error)?.message ?? err.message})` };
   if (err instanceof APIError && typeof err.status === "number") {
     const s = err.status;
-    const msg = `HTTP ${s}: ${String(err.message).slice(0, 300)}`;
+    const msg = `HTTP ${s}: ${headOf(String(err.message), 300)}`;
     if (s === 429) return { outcome: "rate_limited", retry: true, retryAfterMs: retryAfter(err.headers), message: msg };
     if (s >= 500 || s === 408 || s === 409) return { outcome: "server_error", retry: true, retryAfterMs: retryAfter(err.headers), message: msg };
     if (s === 400 || s === 422) {
       // Azure OpenAI's content filter answers 400 with error code "content_filter": a refusal, not an unsupported form.
       if (isContentFilter(err)) return { outcome: "refused", retry: false, message: msg };
+      // "The question is too long" is not "this structured form is unsupported".
+      if (isContextExceeded(err)) return { outcome: "context_exceeded", retry: false, message: msg };
       return { outcome: "bad_request", retry: false, message: msg };
     }
     return { outcome: "client_error", retry: false, message: msg };
@@ -313,6 +357,28 @@ function isContentFilter(err: APIError): boolean {
 }
 
 /**
+ * How endpoints say a request is longer than the model's context. OpenAI (and Azure, Groq, …):
+ * code "context_length_exceeded", "This model's maximum context length is N tokens…"; vLLM:
+ * code 400 with "This model's maximum context length is N tokens. However, you requested…" (or
+ * "…and your request has M input tokens", "The decoder prompt (length M) is longer than the
+ * maximum model length of N"); llama.cpp: type "exceed_context_size_error", "the request exceeds
+ * the available context size"; SGLang: "…is longer than the model's context length (N tokens)";
+ * TGI (422): "`inputs` tokens + `max_new_tokens` must be <= N"; Anthropic's compatible endpoint:
+ * "prompt is too long: M tokens > N maximum"; Gemini's: "The input token count (M) exceeds the
+ * maximum number of tokens allowed (N)". Literal alternatives only: linear in the message.
+ */
+const CONTEXT_CODES = new Set(["context_length_exceeded", "exceed_context_size_error"]);
+const CONTEXT_WORDS =
+  /maximum context length|context[ _]length[ _]exceeded|exceeds the available context size|longer than the maximum model length|longer than the model's context length|max_new_tokens` must be <=|prompt is too long|exceeds the maximum number of tokens allowed/i;
+
+/** An HTTP 400/422 that says the request is longer than the model's context. */
+function isContextExceeded(err: APIError): boolean {
+  const e = err.error as { code?: unknown; type?: unknown } | undefined;
+  if ([err.code, err.type, e?.code, e?.type].some((c) => typeof c === "string" && CONTEXT_CODES.has(c))) return true;
+  return CONTEXT_WORDS.test(String(err.message).slice(0, 2_000));
+}
+
+/**
  * The judge's refusal to grade, when its reply is one: the message's `refusal` (OpenAI's
  * structured outputs), or `finish_reason: "content_filter"` (the provider withheld or cut the
  * reply). Undefined for an ordinary reply.
@@ -320,7 +386,7 @@ function isContentFilter(err: APIError): boolean {
 function refusalOf(reply: ChatCompletion): string | undefined {
   const choice = reply.choices?.[0];
   const refusal = (choice?.message as { refusal?: unknown } | undefined)?.refusal;
-  if (typeof refusal === "string" && refusal.trim() !== "") return refusal.trim().slice(0, 300);
+  if (typeof refusal === "string" && refusal.trim() !== "") return headOf(refusal.trim(), 300);
   if ((choice?.finish_reason as string | undefined) === "content_filter") return 'the reply was withheld by a content filter (finish_reason "content_filter")';
   return undefined;
 }

@@ -2,6 +2,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import client from "prom-client";
 import { Judge, JudgeError, parseJsonReply, retryAfter, type JudgeQuestion, type JudgeSettings } from "./index.js";
+import { JudgeContextExceeded, headOf, wellFormed } from "./client.js";
 import { EndpointLimiter } from "./limits.js";
 import { Delimiter } from "./material.js";
 import { verdictCandidates, verdictOf as verdictIn, MAX_REPLY_CHARS, MAX_REPAIR_CHARS } from "./parse.js";
@@ -429,4 +430,50 @@ test("a judge that refuses to grade (refusal message, content filter) is a Judge
   }
   // An endpoint that is down is still an outage, not a refusal.
   await assert.rejects(new Judge(settings({ model: "fx+down", maxRetries: 0 })).ask(question("Paris")), (e: unknown) => e instanceof JudgeError && (e as Error).name === "JudgeError");
+});
+
+test("a question longer than the judge's context: JudgeContextExceeded at once, never taken for an unsupported structured form", async () => {
+  const long = "Paris. " + "x".repeat(2_000);
+  for (const model of ["fx+ctx1000", "fx+vctx1000"]) {
+    fx.reset();
+    const j = new Judge(settings({ model, maxRetries: 3 }));
+    await assert.rejects(j.ask(question(long)), (e: unknown) => {
+      assert.ok(e instanceof JudgeContextExceeded, `${model}: ${(e as Error).name}: ${(e as Error).message}`);
+      assert.ok(e instanceof JudgeError, "a caller that does not shorten its material still gets null");
+      assert.equal((e as JudgeError).details.outcome, "context_exceeded");
+      assert.match((e as Error).message, /context/);
+      assert.match((e as Error).message, /maximum context length is 1000 tokens/, "the endpoint's words");
+      return true;
+    });
+    assert.equal(fx.stats.byModel.get(model), 1, `${model}: one call: not retried, not sent as a tool call or text`);
+    // json_schema is not marked unsupported: the next question that fits is asked in it.
+    const v = await j.ask<{ satisfied: boolean }>(question("Paris."));
+    assert.equal(v.mode, "json_schema");
+    assert.equal(v.value.satisfied, true);
+  }
+  // A 400 that is not about the context still falls back to the next form.
+  fx.reset();
+  assert.equal((await new Judge(settings({ model: "fx+nojson+ctx100000" })).ask(question("Paris"))).mode, "tool");
+});
+
+test("the material reaches the judge as well-formed UTF-16: a lone surrogate is replaced (a Python endpoint answers 400 to it)", async () => {
+  const j = new Judge(settings({ model: "fx+strictutf8", maxRetries: 0 }));
+  const half = "\u{1F600}".slice(0, 1); // the high half of 😀
+  for (const response of [`Paris ${half}`, `${"\uDE00"}Paris`, "Paris \u{1F600}".slice(0, -1)]) {
+    const v = await j.ask<{ satisfied: boolean }>(question(response));
+    assert.equal(v.value.satisfied, true, JSON.stringify(response));
+  }
+  assert.equal(wellFormed("a\uD83D"), "a\uFFFD");
+  assert.equal(wellFormed("\uDE00b"), "\uFFFDb");
+  assert.equal(wellFormed("ok \u{1F600} \u5B57"), "ok \u{1F600} \u5B57", "pairs and the BMP are kept");
+});
+
+test("headOf cuts at a code-point boundary, never between the halves of a surrogate pair", () => {
+  const emoji = "\u{1F600}".repeat(10); // 20 UTF-16 units
+  assert.equal(headOf(emoji, 5), "\u{1F600}".repeat(2), "5 units would end in a high half: 4");
+  assert.equal(headOf(emoji, 6), "\u{1F600}".repeat(3));
+  assert.equal(headOf(emoji, 100), emoji);
+  assert.equal(headOf("abc", 2), "ab");
+  assert.equal(headOf(emoji, 0), "");
+  for (let n = 0; n <= emoji.length; n++) assert.equal(wellFormed(headOf(emoji, n)), headOf(emoji, n), `cut at ${n}`);
 });

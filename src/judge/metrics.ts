@@ -24,7 +24,7 @@ export function judgeMetrics(register: client.Registry = client.register): Judge
   metrics = {
     requests: new client.Counter({
       name: "assay_judge_requests_total",
-      help: "Judge chat-completion calls by model and outcome (ok, rate_limited, server_error, timeout, connection, bad_request, client_error, malformed, refused, aborted).",
+      help: "Judge chat-completion calls by model and outcome (ok, rate_limited, server_error, timeout, connection, bad_request, client_error, malformed, refused, aborted, context_exceeded).",
       labelNames: ["model", "outcome"], registers,
     }),
     tokens: new client.Counter({

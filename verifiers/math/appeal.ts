@@ -14,6 +14,7 @@ import type { Outcome } from "../../src/core/types.js";
 import type { VerifyContext, VerifyItem } from "../../src/core/verifier.js";
 import type { ChatMessage } from "../../src/judge/types.js";
 import type { Delimiter } from "../../src/judge/material.js";
+import { headOf } from "../../src/judge/client.js";
 import type { Graded } from "./answer.js";
 
 /**
@@ -89,19 +90,19 @@ export async function appeal(item: VerifyItem<string | string[], unknown>, ruled
   if (!answer || answer.length > MAX_FIELD || reference.length > MAX_FIELD) {
     return { ...ruled, details: { ...details, appeal: { made: false, why: answer ? "answer or reference too long to appeal" : "no answer to appeal" } } };
   }
-  const problem = (item.prompt ?? "").slice(0, 8000);
+  const problem = headOf(item.prompt ?? "", 8000); // never between the halves of a surrogate pair
   try {
     const judge = await ctx.services.judge();
     const v = await judge.ask<AppealVerdict>(
       { template: APPEAL_TEMPLATE, inputs: { problem, reference, answer }, render: (d) => messages(d, problem, reference, answer), schema: SCHEMA },
       { signal: ctx.signal, deadline: ctx.deadline },
     );
-    const record = { made: true, model: v.model, verdict: v.value.verdict, reason: v.value.reasoning.slice(0, 500), cached: v.cached };
+    const record = { made: true, model: v.model, verdict: v.value.verdict, reason: headOf(v.value.reasoning, 500), cached: v.cached };
     if (v.value.verdict === "equivalent") {
       return { reward: 1, reason: `equivalent on appeal to the judge (${ruled.reason})`, details: { ...details, appeal: record } };
     }
     return { ...ruled, details: { ...details, appeal: record } };
   } catch (e) {
-    return { ...ruled, details: { ...details, appeal: { made: true, error: (e as Error).message.slice(0, 300), kept: "the rules' verdict" } } };
+    return { ...ruled, details: { ...details, appeal: { made: true, error: headOf((e as Error).message, 300), kept: "the rules' verdict" } } };
   }
 }

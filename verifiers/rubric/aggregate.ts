@@ -39,9 +39,19 @@ export function weightedReward(verdicts: CriterionVerdict[]): Aggregate {
   return { reward, achieved, possible, vetoed };
 }
 
-/** Majority of N votes; a tie is "not met" (the conservative reading). */
-export function majority(votes: boolean[]): boolean {
-  return votes.filter(Boolean).length * 2 > votes.length;
+/** Majority of N votes; a tie goes to `tie`. */
+export function majority(votes: boolean[], tie = false): boolean {
+  const yes = votes.filter(Boolean).length * 2;
+  return yes > votes.length || (yes === votes.length && tie);
+}
+
+/**
+ * A criterion's verdict from its judge samples: the majority, and a tie (an even number of
+ * samples, split) read the way that pays less: not met, except for a pitfall (negative weight),
+ * which is met and subtracts its weight. A veto tied is not met, so it vetoes.
+ */
+export function criterionMet(criterion: { weight: number }, votes: boolean[]): boolean {
+  return majority(votes, criterion.weight < 0);
 }
 
 /** The median of N scores (robust to one wild sample). */

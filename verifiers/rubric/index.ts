@@ -11,6 +11,7 @@ import { OPENAPI } from "../../src/core/contract.js";
 import { contentOf, rubricProblem, RubricNotFound, type Criterion } from "../../src/store/index.js";
 import { STRUCTURED_MODES } from "../../src/judge/types.js";
 import { scoreWithRubric } from "./score.js";
+import { cutTo } from "./prompt.js";
 
 // The rubric's shapes are the contract's (openapi.yaml), used here as they are.
 const S = OPENAPI.components.schemas as Record<string, object>;
@@ -47,12 +48,12 @@ const Options = Type.Object(
       default: "weighted",
       description: "weighted: one judge call per criterion, reward = sum(weight x met) / sum(positive weights), vetoes zero it; holistic: one call sees the whole rubric and gives 0-10.",
     }),
-    samples: Type.Integer({ minimum: 1, maximum: 15, default: 1, description: "Judge samples per criterion (majority vote; a tie is not met) or per item (median score)." }),
+    samples: Type.Integer({ minimum: 1, maximum: 15, default: 1, description: "Judge samples per criterion (majority vote; a tie pays less: not met, but met for a pitfall) or per item (median score)." }),
     temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2, description: `Judge temperature; default ASSAY_JUDGE_TEMPERATURE, or ${VOTING_TEMPERATURE} when samples > 1.` })),
     strip_think: Type.Boolean({ default: true, description: "Grade only the text after the last </think> (none, when a <think> never closes)." }),
     max_chars: Type.Integer({
       minimum: 1, maximum: 1_048_576, default: 100_000,
-      description: "Prompt, response and reference answer are each cut to this many characters before the judge sees them.",
+      description: "Prompt, response and reference answer are each cut to this many characters before the judge sees them (the response shorter still when the judge's context is exceeded).",
     }),
     judge: Type.Optional(
       Type.Object(
@@ -86,11 +87,12 @@ export const rubric = defineVerifier({
     const cap = (name: string, s: string) => {
       if (s.length <= o.max_chars) return s;
       truncated.push(name);
-      return s.slice(0, o.max_chars) + "\n[... cut: the rest is not shown ...]";
+      return cutTo(s, o.max_chars);
     };
+    const response = o.strip_think ? afterThink(item.response) : item.response;
     const material = {
       prompt: cap("prompt", item.prompt),
-      response: cap("response", o.strip_think ? afterThink(item.response) : item.response),
+      response: cap("response", response),
       ...(ref.reference_answer !== undefined ? { reference_answer: cap("reference_answer", ref.reference_answer) } : {}),
     };
     if (truncated.length) details.truncated = truncated;
@@ -110,6 +112,7 @@ export const rubric = defineVerifier({
         deadline: ctx.deadline,
       },
       details,
+      { response, shown: Math.min(response.length, o.max_chars) },
     );
   },
 });

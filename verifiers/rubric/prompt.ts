@@ -7,6 +7,7 @@
  * changes: the version is part of the judge cache key.
  */
 import type { ChatMessage, JudgeQuestion } from "../../src/judge/types.js";
+import { headOf } from "../../src/judge/client.js";
 import type { Delimiter } from "../../src/judge/material.js";
 import type { Criterion } from "../../src/store/rubric.js";
 
@@ -46,6 +47,18 @@ export const HOLISTIC_VERDICT = {
     },
   },
 };
+
+/** What follows a cut piece of material, so the judge knows it does not see the whole. */
+export const CUT_NOTE = "\n[... cut: the rest is not shown ...]";
+
+/**
+ * `text` cut to its first `max` characters, never between the halves of a surrogate pair, with
+ * CUT_NOTE after it; `text` itself when it fits. The one cut: `max_chars`, and the response cut
+ * shorter when the judge's context is exceeded (score.ts).
+ */
+export function cutTo(text: string, max: number): string {
+  return text.length <= max ? text : headOf(text, max) + CUT_NOTE;
+}
 
 function markers(d: Delimiter, withReference: boolean): string {
   return [

@@ -5,8 +5,8 @@ import request from "supertest";
 import { testApp, fastestCpu } from "../../tests/helpers.js";
 import { startJudgeFixture, type JudgeFixture } from "../../tests/fixtures/judge-server.js";
 import { startQuotingJudge } from "../../tests/fixtures/quoting-judge.js";
-import { weightedReward, majority, median } from "./aggregate.js";
-import { criterionQuestion, holisticQuestion } from "./prompt.js";
+import { weightedReward, majority, median, criterionMet } from "./aggregate.js";
+import { criterionQuestion, holisticQuestion, cutTo, CUT_NOTE } from "./prompt.js";
 import * as promptModule from "./prompt.js";
 import { Delimiter } from "../../src/judge/material.js";
 
@@ -67,6 +67,11 @@ describe("weighted aggregation", () => {
     assert.equal(weightedReward([{ criterion: c(0, "veto"), satisfied: true }]).reward, 1);
     assert.equal(majority([true, false, true]), true);
     assert.equal(majority([true, false]), false);
+    // A split vote pays less: a positive criterion is not met, a pitfall is met (before: not met,
+    // so a pitfall half the samples saw cost nothing), a veto is not met (it vetoes).
+    assert.deepEqual([c(3), c(-2), c(0, "veto")].map((k) => criterionMet(k, [true, false])), [false, true, false]);
+    assert.deepEqual([c(3), c(-2), c(0, "veto")].map((k) => criterionMet(k, [true, true, false])), [true, true, true]);
+    assert.deepEqual([c(3), c(-2), c(0, "veto")].map((k) => criterionMet(k, [false, false, true, true])), [false, true, false]);
     assert.equal(median([3, 9, 4]), 4);
   });
 });
@@ -258,6 +263,61 @@ test("a 1 MB hostile response is cut to max_chars before the judge sees it, and 
   const e = await score(evil.slice(0, 1_000_000));
   assert.equal(e.status, "ok");
   assert.equal(e.reward, 0);
+});
+
+describe("a response longer than the judge's context (HTTP 400 context_length_exceeded)", () => {
+  // The fixture's ctxN: a context of N "tokens", one per character of the messages.
+  const LONG = "The capital of France is Paris. " + "\u5B57".repeat(100_000) + " Lyon";
+
+  test("is cut shorter, with the cut shown, and judged: the verdict on the cut response is the reward, not null", async () => {
+    fx.reset();
+    const model = "fx+ctx30000";
+    const r = await score(LONG, { criteria: CRITERIA }, { judge: { model } });
+    assert.equal(r.status, "ok", r.reason);
+    // Lyon sat past the cut: the pitfall is not met.
+    assert.equal(r.reward, 1, r.reason);
+    assert.deepEqual(r.details.truncated, ["response"]);
+    assert.deepEqual(r.details.context_cut, { response_chars: 25_000, of: LONG.length });
+    assert.match(r.reason, /response cut to 25000 of 100037 characters to fit the judge's context/);
+    assert.ok(Math.max(...fx.stats.promptChars.slice(-4)) <= 30_000);
+    // 100,000 (max_chars), 50,000 overflow in every criterion; 25,000 fits: one probe at 50,000, then 4.
+    assert.equal(fx.stats.byModel.get(model), 4 + 1 + 4);
+  });
+
+  test("holistic, and vLLM's wording of the 400", async () => {
+    const r = await score(LONG + " ", { criteria: CRITERIA }, { aggregation: "holistic", judge: { model: "fx+vctx30000" } });
+    assert.equal(r.status, "ok", r.reason);
+    assert.equal(r.details.score, 8, "3 of 4 words: Lyon was cut");
+    assert.equal(r.details.context_cut.response_chars, 25_000);
+  });
+
+  test("when even a small cut still overflows, the prompt or rubric is too long: null, saying so, after a bounded number of calls", async () => {
+    fx.reset();
+    const model = "fx+ctx300";
+    const r = await score("Paris ".repeat(2_000), { criteria: CRITERIA }, { judge: { model } });
+    assert.equal(r.status, "error");
+    assert.equal(r.reward, null);
+    assert.match(r.reason, /context/);
+    assert.match(r.reason, /even with the response cut to 750 characters/);
+    assert.match(r.reason, /prompt, reference answer or rubric/);
+    // 12,000 chars: 4 calls, then one probe each at 6,000, 3,000, 1,500 and 750.
+    assert.equal(fx.stats.byModel.get(model), 4 + 4);
+    // A short response is not cut at all: the rest of the question is what overflows.
+    const short = await score("Paris.", { criteria: CRITERIA }, { judge: { model } });
+    assert.equal(short.reward, null);
+    assert.match(short.reason, /prompt, reference answer or rubric/);
+  });
+});
+
+test("max_chars cuts at a code-point boundary: no lone surrogate reaches the judge", async () => {
+  const emoji = "\u{1F600}".repeat(600); // 1,200 UTF-16 units
+  const cut = cutTo(emoji, 1_001);
+  assert.equal(cut, "\u{1F600}".repeat(500) + CUT_NOTE);
+  assert.equal(cutTo("Paris", 5), "Paris");
+  // A Python endpoint answers 400 to a lone surrogate; the item must not be null for it.
+  const r = await score(emoji + " Paris capital France", { criteria: CRITERIA }, { max_chars: 1_001, judge: { model: "fx+strictutf8" } });
+  assert.equal(r.status, "ok", r.reason);
+  assert.deepEqual(r.details.truncated, ["response"]);
 });
 
 test("reasoning is stripped: only the text after </think> is graded", async () => {
