@@ -184,9 +184,12 @@ for (const b of BACKENDS) {
       assert.deepEqual(await J.histogram("j1"), [{ b: 1, n: 1 }, { b: 9, n: 2 }]);
       assert.deepEqual((await J.slowest("j1", 1)).map((r) => r.idx), [2]);
       assert.deepEqual(
-        (await J.groups("j1", 1)).map((g) => [g.grp, g.n, g.scored, g.passed, g.first]),
+        (await J.groups("j1", 1, 10, 200)).map((g) => [g.grp, g.n, g.scored, g.passed, g.first]),
         [["g1", 2, 1, 0, 0], ["g2", 1, 1, 0, 2]],
       );
+      assert.deepEqual((await J.groups("j1", 1, 1, 1)).map((g) => g.grp), ["g"], "a label of labelChars, at most limit groups");
+      const tally = (await J.groupTally("j1", 1)).map((t) => [t.scored, t.passed, t.groups, t.max_n]).sort();
+      assert.deepEqual(tally, [[1, 0, 2, 2]], "both groups have 1 scored item and none passed; g1 has 2 items");
       assert.equal(await J.finish("j1", "cancelled"), false, "a finished job cannot be cancelled");
       assert.equal(await J.finish("j2", "cancelled"), true);
       assert.equal(await J.putResults("j2", [{ idx: 0, result: ok(1) }]), 0, "a cancelled job's results are dropped");

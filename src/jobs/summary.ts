@@ -64,31 +64,33 @@ export async function summarize(store: JobStore, job: JobRow) {
  */
 async function groupSummary(store: JobStore, job: JobRow, opts: JobOptions) {
   const threshold = opts.pass_threshold ?? 1;
-  const rows = await store.groups(job.id, threshold);
-  if (!rows.some((g) => g.n > 1)) return null;
+  const tally = await store.groupTally(job.id, threshold);
+  if (!tally.some((t) => t.max_n > 1)) return null;
   const ks = [...new Set(opts.k ?? DEFAULT_K)].sort((a, b) => a - b);
   const pass_at_k: Record<string, { value: number | null; groups: number }> = {};
   for (const k of ks) {
     let sum = 0, m = 0;
-    for (const g of rows) {
-      if (g.scored < k) continue;
-      sum += passAtK(g.scored, g.passed, k);
-      m++;
+    for (const t of tally) {
+      if (t.scored < k) continue;
+      sum += t.groups * passAtK(t.scored, t.passed, k);
+      m += t.groups;
     }
     pass_at_k[String(k)] = { value: m ? sum / m : null, groups: m };
   }
+  const count = tally.reduce((n, t) => n + t.groups, 0);
+  const rows = await store.groups(job.id, threshold, MAX_GROUPS_LISTED, GROUP_LABEL + 1);
   return {
     field: opts.group_by ?? "prompt",
     pass_threshold: threshold,
-    count: rows.length,
+    count,
     pass_at_k,
-    per_group: rows.slice(0, MAX_GROUPS_LISTED).map((g) => ({
+    per_group: rows.map((g) => ({
       group: g.grp.length > GROUP_LABEL ? `${g.grp.slice(0, GROUP_LABEL)}…` : g.grp,
       samples: g.n,
       scored: g.scored,
       passed: g.passed,
       mean_reward: g.scored ? g.reward_sum / g.scored : null,
     })),
-    per_group_truncated: rows.length > MAX_GROUPS_LISTED,
+    per_group_truncated: count > MAX_GROUPS_LISTED,
   };
 }

@@ -94,10 +94,15 @@ function queries(pg: boolean) {
     histogram: `SELECT CASE WHEN reward < 0 THEN -1 WHEN reward > 1 THEN 10 WHEN reward = 1 THEN 9 ELSE ${pg ? "CAST(trunc(reward * 10) AS INTEGER)" : "CAST(reward * 10 AS INTEGER)"} END AS b, count(*) AS n
          FROM job_result WHERE job_id = ? AND status = 'ok' GROUP BY b ORDER BY b`,
     slowest: "SELECT idx, result FROM job_result WHERE job_id = ? ORDER BY elapsed_ms DESC LIMIT ?",
-    groups: `SELECT i.grp AS grp, count(*) AS n, count(r.reward) AS scored, sum(CASE WHEN r.status = 'ok' AND r.reward >= ? THEN 1 ELSE 0 END) AS passed,
+    groups: `SELECT substr(i.grp, 1, ?) AS grp, count(*) AS n, count(r.reward) AS scored, sum(CASE WHEN r.status = 'ok' AND r.reward >= ? THEN 1 ELSE 0 END) AS passed,
                 coalesce(sum(r.reward), 0) AS reward_sum, min(i.idx) AS first
          FROM job_item i LEFT JOIN job_result r ON r.job_id = i.job_id AND r.idx = i.idx
-         WHERE i.job_id = ? AND i.grp IS NOT NULL GROUP BY i.grp ORDER BY first`,
+         WHERE i.job_id = ? AND i.grp IS NOT NULL GROUP BY i.grp ORDER BY first LIMIT ?`,
+    groupTally: `SELECT scored, passed, count(*) AS groups, max(n) AS max_n FROM (
+           SELECT count(*) AS n, count(r.reward) AS scored, sum(CASE WHEN r.status = 'ok' AND r.reward >= ? THEN 1 ELSE 0 END) AS passed
+           FROM job_item i LEFT JOIN job_result r ON r.job_id = i.job_id AND r.idx = i.idx
+           WHERE i.job_id = ? AND i.grp IS NOT NULL GROUP BY i.grp) g
+         GROUP BY scored, passed`,
   };
 }
 
@@ -294,8 +299,22 @@ export class JobStore {
     return this.db.all<ResultRow>(this.q.slowest, [id, n]);
   }
 
-  /** Per group (first seen first): items, scored items, items with reward >= threshold, reward sum. */
-  async groups(id: string, threshold: number) {
-    return this.db.all<{ grp: string; n: number; scored: number; passed: number; reward_sum: number; first: number }>(this.q.groups, [threshold, id]);
+  /**
+   * The first `limit` groups (first seen first): the group's first `labelChars` characters (a
+   * prompt may be a megabyte, and only a label is shown), items, scored items, items with
+   * reward >= threshold, reward sum.
+   */
+  async groups(id: string, threshold: number, limit: number, labelChars: number) {
+    return this.db.all<{ grp: string; n: number; scored: number; passed: number; reward_sum: number; first: number }>(this.q.groups, [labelChars, threshold, id, limit]);
+  }
+
+  /**
+   * Every group, tallied by (scored, passed): how many groups have that many scored items and
+   * items with reward >= threshold, and the most items any of them has. What pass@k needs, in
+   * rows that do not grow with the number of groups (a million distinct prompts were a million
+   * rows, each holding its prompt).
+   */
+  async groupTally(id: string, threshold: number) {
+    return this.db.all<{ scored: number; passed: number; groups: number; max_n: number }>(this.q.groupTally, [threshold, id]);
   }
 }
