@@ -207,6 +207,17 @@ test("413: over the upload's byte cap or item cap, and nothing is left behind", 
   await submit(a, jsonl(Array(5).fill(item))).expect(201);
   const list = await request(a.app).get("/jobs").expect(200);
   assert.equal(list.body.jobs.length, 1);
+  // A large upload that fails is dropped in slices, each its own short transaction (before: one
+  // transaction over every item stored, which on SQLite held the event loop for seconds).
+  const c = await app({ ASSAY_JOB_MAX_ITEMS: "12000" });
+  const store = await c.runtime.services.store();
+  const slices: number[] = [];
+  const deleteSome = store.jobs.deleteSome.bind(store.jobs);
+  store.jobs.deleteSome = async (id: string, rows: number) => (slices.push(rows), deleteSome(id, rows));
+  const huge = await submit(c, jsonl(Array(12_001).fill(item))).expect(413);
+  assert.match(huge.body.error, /ASSAY_JOB_MAX_ITEMS/);
+  assert.ok(slices.length >= 3, `${slices.length} slices of ${slices[0]}`);
+  assert.equal((await request(c.app).get("/jobs").expect(200)).body.jobs.length, 0);
   // The JSON body keeps the server-wide cap (ASSAY_MAX_BODY).
   const b = await testApp({ ASSAY_MAX_BODY: "1kb" });
   apps.push(b);

@@ -34,8 +34,6 @@ function unscored(job: JobRow): string {
   return JSON.stringify({ id: null, verifier: "", reward: null, status: "error", reason: `not scored: ${why}`, details: {}, elapsed_ms: 0 } satisfies RewardResult);
 }
 
-/** Rows (results, then items) deleted per transaction when a job is deleted. */
-const DELETE_SLICE = 5_000;
 /** How often finished jobs are checked against ASSAY_JOB_RETENTION_DAYS, ms. */
 const SWEEP_MS = 3_600_000;
 /** ... and at most this many characters of items, so one transaction stays short whatever the item sizes. */
@@ -167,7 +165,7 @@ export class JobService {
       if (n === 0) throw new JobRequestError(400, "the dataset has no items; send one JSON item per line");
       await this.jobs.seal(id, n);
     } catch (err) {
-      await this.jobs.delete(id).catch((e) => this.log.warn({ err: e, job: id }, "jobs: could not drop a failed upload"));
+      await this.jobs.deleteSliced(id).catch((e) => this.log.warn({ err: e, job: id }, "jobs: could not drop a failed upload"));
       throw err;
     }
     this.log.info({ job: id, total: n }, "job queued");
@@ -216,7 +214,7 @@ export class JobService {
 
   /**
    * Deletes a job with its items and results; a queued or running one is cancelled first (its
-   * waiting chunks leave Redis). Rows go in slices of DELETE_SLICE, yielding to the event loop
+   * waiting chunks leave Redis). Rows go in slices (JobStore.deleteSliced), yielding to the event loop
    * between them, so a million-item job does not hold the server. Throws JobRequestError(404).
    */
   async delete(id: string): Promise<void> {
@@ -233,7 +231,7 @@ export class JobService {
       this.deleted.add(id);
       for (let s = 0; s < job.total; s += this.config.jobs.chunk) await this.queue.remove(chunkName(id, s)).catch(() => 0);
     }
-    while (!(await this.jobs.deleteSome(id, DELETE_SLICE))) await new Promise((r) => setImmediate(r));
+    await this.jobs.deleteSliced(id);
     this.events.emit(id);
     this.log.info({ job: id, total: job.total }, "job deleted");
   }

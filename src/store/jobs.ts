@@ -51,6 +51,8 @@ const iso = () => new Date().toISOString();
 
 /** How long an upload may take on a shared store before another replica's start deletes it as cut off, ms. */
 export const STALE_UPLOAD_MS = 6 * 3_600_000;
+/** Rows (results, then items) deleted per transaction when a job is deleted. */
+export const DELETE_SLICE = 5_000;
 
 function queries(pg: boolean) {
   const order = pg ? "seq" : "rowid";
@@ -183,8 +185,17 @@ export class JobStore {
   async dropUnsealed(): Promise<number> {
     const before = this.shared ? new Date(Date.now() - STALE_UPLOAD_MS).toISOString() : "9999";
     const ids = await this.db.all<{ id: string }>(this.q.uploading, [before]);
-    for (const { id } of ids) await this.delete(id);
+    for (const { id } of ids) await this.deleteSliced(id);
     return ids.length;
+  }
+
+  /**
+   * Deletes a job whole, in slices of DELETE_SLICE rows (deleteSome), yielding to the event loop
+   * between them: one transaction over a million rows held the database, and on SQLite the
+   * event loop, for seconds.
+   */
+  async deleteSliced(id: string): Promise<void> {
+    while (!(await this.deleteSome(id, DELETE_SLICE))) await new Promise((r) => setImmediate(r));
   }
 
   async get(id: string): Promise<JobRow> {
