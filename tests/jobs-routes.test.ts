@@ -408,3 +408,19 @@ test("a delete cut off between slices is finished at the next start, never shown
   assert.equal(await store.jobs.find(body.id), undefined);
   assert.equal((await store.jobs.items(body.id, 0, 100)).length, 0);
 });
+
+test("a JSONL line's cap counts UTF-8 bytes: 6 Mi CJK characters (18 MiB) are over 16 MiB", async () => {
+  const { lines } = await import("../src/server/routes/jobs.js");
+  async function* chunks(text: string) {
+    const buf = Buffer.from(text);
+    for (let i = 0; i < buf.length; i += 65_536) yield buf.subarray(i, i + 65_536);
+  }
+  const read = async (text: string) => {
+    const out: number[] = [];
+    for await (const l of lines(chunks(text), 1 << 30)) out.push(l.length);
+    return out;
+  };
+  // Before: the cap counted UTF-16 units (6 Mi), and the 18 MiB line was taken.
+  await assert.rejects(read("中".repeat(6 * 1024 * 1024) + "\n"), /line 1 is over 16777216 bytes/);
+  assert.deepEqual(await read("x".repeat(8 * 1024 * 1024) + "\n" + "中".repeat(1000) + "\n"), [8 * 1024 * 1024, 1000]);
+});

@@ -74,7 +74,7 @@ async function* splitLines(stream: AsyncIterable<Buffer | string>, maxBytes: num
     }
     if (text) {
       partial.push(text);
-      partialLen += text.length;
+      partialLen += Buffer.byteLength(text); // UTF-8 bytes, as the limit says (a CJK line is 3 bytes a character)
       if (partialLen > MAX_LINE_BYTES) throw new JobRequestError(413, `line ${lineNo + 1} is over ${MAX_LINE_BYTES} bytes; one item per line`);
     }
   }
