@@ -3,6 +3,7 @@ client per (URL, key) per process, and the Assay item for one sample read from a
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any, Dict, Mapping, Optional
 
 from .aio import AsyncAssay
@@ -11,6 +12,31 @@ from .client import AssayClient
 #: Row fields read as the reference, first present wins: Assay's own name, then the names the
 #: trainers' datasets use (AReaL's and verifiers' `answer`, SkyRL's and verl's `ground_truth`).
 REFERENCE_FIELDS = ("reference", "answer", "ground_truth", "solution")
+
+
+#: One end-of-sequence or padding token as chat templates spell them: <|im_end|>, <|endoftext|>,
+#: <|eot_id|>, </s>, <eos>, <pad>, <end_of_turn>, <｜end▁of▁sentence｜>; the server's END_TOKEN
+#: (src/server/routes/openrlhf.ts), matched against a bounded tail only.
+_END_TOKEN = re.compile(r"(?:<\|[A-Za-z0-9_.:-]{1,40}\|>|<｜[^｜<>]{1,40}｜>|</s>|<eos>|<pad>|<end_of_turn>)\Z")
+
+
+def strip_end_tokens(text: str) -> str:
+    """`text` less the trailing run of end-of-sequence / padding tokens (and the whitespace between
+    them) that a completion decoded without skip_special_tokens ends with: "4<|im_end|>" -> "4".
+    The server's stripEndTokens (OpenRLHF route), rule for rule. Linear: each step looks at a
+    bounded tail (48 characters) and moves the end back by a whole token."""
+    end = len(text)
+    stripped = False
+    while True:
+        e = end
+        while e > 0 and text[e - 1].isspace():
+            e -= 1
+        m = _END_TOKEN.search(text, max(0, e - 48), e)
+        if not m:
+            break
+        end = m.start()
+        stripped = True
+    return text[:end] if stripped else text
 
 
 @functools.lru_cache(maxsize=None)

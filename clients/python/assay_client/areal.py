@@ -7,11 +7,12 @@
   dataset row's fields arrive as `**data`: `verifier` (or the default bound with
   `make_reward_fn(verifier=...)`), the reference from `reference` / `answer` / `ground_truth` /
   `solution` (GSM8K's whole `answer`, "... #### 72", is a reference Assay's math verifier reads),
-  `options`. AReaL needs a number: an item Assay could not score (reward null) gets `null_reward`
-  (default 0.0) and a warning in the log. `deadline` (default 12 s) bounds the whole call, every
-  retry included, under AsyncRewardWrapper's own 15 s timeout: past that timeout AReaL's wrapper
-  gives the sample a reward of 0 with nothing but its own log line, so a slow or busy Assay must
-  raise first (the wrapper re-raises an exception after its retries).
+  `options`. The completion is sent less the end-of-sequence tokens AReaL's decode keeps
+  (`42<|im_end|>` -> `42`). AReaL needs a number: an item Assay could not score (reward null)
+  gets `null_reward` (default 0.0) and a warning in the log. `deadline` (default 12 s) bounds
+  the whole call, every retry included, under AsyncRewardWrapper's own 15 s timeout: past that
+  timeout AReaL's wrapper gives the sample a reward of 0 with nothing but its own log line, so a
+  slow or busy Assay must raise first (the wrapper re-raises an exception after its retries).
 - `async_reward(...)`: the same as a coroutine through `AsyncAssay`, for workflows that await
   rewards on their own event loop: thousands of concurrent calls become a few `/reward/batch`
   requests. Returns None for an unscored item.
@@ -30,7 +31,7 @@ import logging
 import os
 from typing import Any, Dict, List, Optional
 
-from ._shared import async_client, item_for_row, sync_client
+from ._shared import async_client, item_for_row, strip_end_tokens, sync_client
 from .client import AssayError
 
 log = logging.getLogger("assay_client.areal")
@@ -46,13 +47,22 @@ def _prompt_text(prompt: Any) -> Optional[str]:
     return prompt if isinstance(prompt, str) else None
 
 
+def _completion_text(completions: Any) -> Any:
+    """The completion as scored: RLVRWorkflow decodes the output tokens with `tokenizer.decode`,
+    special tokens kept, so the text ends with the model's end-of-sequence token ("42<|im_end|>",
+    "</s>") and maybe padding; those are stripped (strip_end_tokens), as the server does for
+    OpenRLHF's queries, or `exact`, `format` and `regex` would score a right answer 0. (The
+    tokenizer never reaches a reward function, so the tokens are matched by their spelling.)"""
+    return strip_end_tokens(completions) if isinstance(completions, str) else completions
+
+
 def reward_fn(prompt: Any, completions: str, prompt_ids: Optional[List[int]] = None,
               completion_ids: Optional[List[int]] = None, *, assay_url: Optional[str] = None,
               api_key: Optional[str] = None, verifier: Optional[str] = None,
               null_reward: float = 0.0, deadline: float = AREAL_DEADLINE_S, **data: Any) -> float:
     """AReaL's reward function: Assay's reward for `completions` against the row in `data`; raises
     AssayError when Assay does not answer within `deadline` seconds."""
-    item = item_for_row(completions, data, verifier=verifier, prompt=_prompt_text(prompt))
+    item = item_for_row(_completion_text(completions), data, verifier=verifier, prompt=_prompt_text(prompt))
     result = sync_client(assay_url, api_key).score_batch([item], deadline=deadline)[0]
     reward = result.get("reward")
     if reward is None:
@@ -82,7 +92,7 @@ async def async_reward(prompt: Any, completions: str, prompt_ids: Optional[List[
                        deadline: Optional[float] = None, **data: Any) -> Optional[float]:
     """`reward_fn` as a coroutine, micro-batched with every other concurrent call; None when Assay
     could not score the item."""
-    item = item_for_row(completions, data, verifier=verifier, prompt=_prompt_text(prompt))
+    item = item_for_row(_completion_text(completions), data, verifier=verifier, prompt=_prompt_text(prompt))
     result = await async_client(assay_url, api_key).score(item, deadline=deadline, allow_invalid=True)
     if result.get("reward") is None:
         log.warning("Assay could not score an item (%s: %s); the workflow gets None",
@@ -122,7 +132,7 @@ class AssayAgent:
                     raise RuntimeError(f"the model server at {base_url} answered HTTP {resp.status}: "
                                        f"{(await resp.text())[:200]}")
                 completion = await resp.json()
-        text = completion["choices"][0]["message"].get("content") or ""
+        text = strip_end_tokens(completion["choices"][0]["message"].get("content") or "")
         prompt = data["messages"][-1].get("content") if data.get("messages") else None
         row = {k: v for k, v in data.items() if k != "messages"}
         item = item_for_row(text, row, verifier=self.verifier, prompt=prompt)

@@ -118,8 +118,19 @@ class RetryPolicy:
         return random.uniform(0, min(self.max_backoff, self.backoff * (2 ** attempt)))
 
 
+#: What a request meets on a keep-alive connection the server closed while it sat idle: the
+#: server's FIN (RemoteDisconnected, a ConnectionResetError) or RST (reset, broken pipe).
+_STALE_ERRORS = (ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
+
+#: A connection idle this long is closed before reuse: the server (Node's keepAliveTimeout, 65 s
+#: on Assay) may be closing it as the request goes out.
+IDLE_REUSE_S = 55.0
+
+
 class _Transport:
-    """One keep-alive connection per thread to one Assay server."""
+    """One keep-alive connection per thread to one Assay server. A request that finds the reused
+    connection closed by the server (idle past its keep-alive timeout) is sent once more at once,
+    on a fresh connection: the replica is healthy and no retry is spent on it."""
 
     def __init__(self, url: str, api_key: Optional[str], timeout: float):
         parts = urlsplit(url)
@@ -137,6 +148,9 @@ class _Transport:
 
     def _connection(self) -> http.client.HTTPConnection:
         conn = getattr(self._local, "conn", None)
+        if conn is not None and time.monotonic() - getattr(self._local, "used", 0.0) > IDLE_REUSE_S:
+            self.close()
+            conn = None
         if conn is None:
             cls = http.client.HTTPSConnection if self.https else http.client.HTTPConnection
             conn = cls(self.host, self.port, timeout=self.timeout)
@@ -154,21 +168,38 @@ class _Transport:
         """One HTTP exchange, its socket waits bounded by `timeout` (seconds; default the client's).
         Raises OSError (socket.timeout among them) / http.client.HTTPException when it fails."""
         conn = self._connection()
+        reused = conn.sock is not None
+        try:
+            return self._exchange(conn, method, path, body, timeout)
+        except _STALE_ERRORS:
+            self.close()  # never reuse a connection in an unknown state
+            if not reused:
+                raise
+        except BaseException:
+            self.close()
+            raise
+        # The server closed the idle connection: every request here is idempotent, so send it
+        # again on a fresh one; a failure there is the replica's.
+        try:
+            return self._exchange(self._connection(), method, path, body, timeout)
+        except BaseException:
+            self.close()
+            raise
+
+    def _exchange(self, conn: http.client.HTTPConnection, method: str, path: str, body: Optional[bytes],
+                  timeout: Optional[float]) -> Tuple[int, Mapping[str, str], bytes]:
         t = self.timeout if timeout is None else min(self.timeout, timeout)
         conn.timeout = t
         if conn.sock is not None:
             conn.sock.settimeout(t)
-        try:
-            conn.request(method, self.base + path, body=body, headers=self.headers)
-            resp = conn.getresponse()
-            data = resp.read()
-            headers = {k.lower(): v for k, v in resp.getheaders()}
-            if resp.will_close:
-                self.close()
-            return resp.status, headers, data
-        except BaseException:
-            self.close()  # never reuse a connection in an unknown state
-            raise
+        conn.request(method, self.base + path, body=body, headers=self.headers)
+        resp = conn.getresponse()
+        data = resp.read()
+        headers = {k.lower(): v for k, v in resp.getheaders()}
+        self._local.used = time.monotonic()
+        if resp.will_close:
+            self.close()
+        return resp.status, headers, data
 
 
 def _url_from_env(url: Optional[str]) -> str:

@@ -8,7 +8,9 @@ from that config (nemo_gym/server_utils.py `BaseServer.load_config_from_global_c
 nemo_gym/global_config.py `get_first_server_config_dict`: three levels down from the instance
 name). Its agents then call it by host and port only, so an API key cannot ride in a `/k/<key>`
 prefix. This program is that server: it serves the paths NeMo-Gym calls and forwards each to
-Assay with the key from the environment (`ASSAY_API_KEY`, sent as a Bearer token) at `ASSAY_URL`.
+Assay with the key from the environment (`ASSAY_API_KEY`, sent as a Bearer token) at `ASSAY_URL`
+(one URL, or several replicas comma-separated, as the rest of the client reads it: round robin
+over the healthy ones, a rollout's session calls kept on the replica that seeded it).
 
 Paths (nemo_gym/base_resources_server.py `SimpleResourcesServer.setup_webserver`,
 nemo_gym/server_utils.py `BaseServer.setup_liveness`):
@@ -42,13 +44,15 @@ import json
 import os
 import re
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections import OrderedDict
 from typing import Any, Mapping, Optional, Tuple
 
-from .client import _url_from_env
+from .client import UNHEALTHY_STATUSES, _Replicas, _urls
 
 #: nemo_gym/global_config.py: NEMO_GYM_CONFIG_DICT_ENV_VAR_NAME, NEMO_GYM_CONFIG_PATH_ENV_VAR_NAME.
 CONFIG_DICT_ENV = "NEMO_GYM_CONFIG_DICT"
@@ -66,6 +70,9 @@ _ROLLOUT_PREFIX = re.compile(r"^/ng-rollout/(?P<rollout_id>[A-Za-z0-9][A-Za-z0-9
 #: holds a /verify behind a sandbox backlog for up to this long rather than refuse it
 #: (src/server/routes/nemogym.ts NEMO_GYM_CALLER, checked equal by tests/dropins-nemogym.test.ts).
 FORWARD_TIMEOUT_S = 900.0
+
+#: Sessions whose replica the proxy remembers (ASSAY_URL naming several), the oldest dropped first.
+MAX_SESSIONS = 100_000
 
 #: Assay's answers that mean "busy, send it again later" (in-flight cap, admission).
 RETRIED = frozenset({429, 503})
@@ -165,7 +172,11 @@ class ResourcesServer(ThreadingHTTPServer):
     def __init__(self, host: str, port: int, assay_url: Optional[str] = None, api_key: Optional[str] = None,
                  verbose: bool = False):
         super().__init__((host, int(port)), _Handler)
-        self.assay_url = _url_from_env(assay_url)
+        self.assay_urls = _urls(assay_url)
+        self.assay_url = ",".join(self.assay_urls)
+        self._replicas = _Replicas(self.assay_urls)
+        self._sessions: "OrderedDict[str, int]" = OrderedDict()  # session cookie -> replica that seeded it
+        self._sessions_lock = threading.Lock()
         self.api_key = api_key if api_key is not None else os.environ.get("ASSAY_API_KEY")
         self.verbose = verbose
 
@@ -179,13 +190,24 @@ class ResourcesServer(ThreadingHTTPServer):
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
         give_up = time.monotonic() + FORWARD_TIMEOUT_S
+        pinned = self._session_replica(cookie)
+        tried: list = []
         while True:
-            req = urllib.request.Request(self.assay_url + path, data=body, headers=headers, method="POST")
+            i = pinned if pinned is not None else self._replicas.pick(tried)
+            base = self.assay_urls[i]
+            req = urllib.request.Request(base + path, data=body, headers=headers, method="POST")
             try:
                 with urllib.request.urlopen(req, timeout=max(1.0, give_up - time.monotonic())) as r:
-                    return r.status, r.read(), r.headers.get("Set-Cookie")
+                    self._replicas.ok(i)
+                    set_cookie = r.headers.get("Set-Cookie")
+                    self._remember_session(set_cookie, i, forget=cookie if path == "/close_session" else None)
+                    return r.status, r.read(), set_cookie
             except urllib.error.HTTPError as e:
                 reply = e.read()
+                if e.code in UNHEALTHY_STATUSES:
+                    self._replicas.failed(i)
+                else:
+                    self._replicas.ok(i)
                 wait = retry_after_s(e.headers.get("Retry-After"))
                 if e.code not in RETRIED or time.monotonic() + wait >= give_up:
                     return e.code, reply, None
@@ -193,9 +215,37 @@ class ResourcesServer(ThreadingHTTPServer):
                     print(f"assay answered {e.code} to {path}; retrying in {wait:.1f} s", file=sys.stderr, flush=True)
                 time.sleep(wait)
             except (urllib.error.URLError, OSError) as e:
+                self._replicas.failed(i)
+                tried.append(i)
+                if pinned is None and len(tried) < len(self.assay_urls) and time.monotonic() < give_up:
+                    continue  # another replica has not been tried: it takes the request at once
                 reason = getattr(e, "reason", e)
-                return 502, json.dumps({"detail": f"Assay at {self.assay_url} did not answer ({reason}); "
+                return 502, json.dumps({"detail": f"Assay at {base} did not answer ({reason}); "
                                                   "set ASSAY_URL to where Assay listens"}).encode(), None
+
+    def _session_replica(self, cookie: Optional[str]) -> Optional[int]:
+        """The replica that set one of the request's cookies (a rollout's Python session lives on
+        the Assay that seeded it); None for a request without such a cookie, sent round robin."""
+        if not cookie or len(self.assay_urls) < 2:
+            return None
+        with self._sessions_lock:
+            for pair in cookie.split(";"):
+                i = self._sessions.get(pair.strip())
+                if i is not None:
+                    return i
+        return None
+
+    def _remember_session(self, set_cookie: Optional[str], i: int, forget: Optional[str] = None) -> None:
+        if len(self.assay_urls) < 2:
+            return
+        with self._sessions_lock:
+            if forget:
+                for pair in forget.split(";"):
+                    self._sessions.pop(pair.strip(), None)
+            if set_cookie:
+                self._sessions[set_cookie.split(";", 1)[0].strip()] = i
+                while len(self._sessions) > MAX_SESSIONS:
+                    self._sessions.popitem(last=False)  # the oldest: its rollout is long over
 
 
 def main(argv: Optional[list] = None) -> None:

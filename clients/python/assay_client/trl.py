@@ -12,6 +12,11 @@ parser (transformers >= 5 with a `response_template`/`response_schema`), TRL's `
 moves the `<think>` block out of `content` into `reasoning_content` (Qwen3, DeepSeek-R1 ...) or
 `thinking` (LFM2.5); the completion is sent as `<think>{reasoning}</think>{content}`, the text the
 model wrote, so `format` and answer extraction see what they would on a plain-text completion.
+Tool calls the parser moved into `tool_calls` are written back as Hermes `<tool_call>` blocks.
+With `tools=`, a completion holds the whole rollout (assistant turns, `tool` results): the
+`trajectory` verifier gets those messages as JSON (it counts the failed tool calls), `tool_call`
+the assistant turns that made calls, any other verifier the last assistant turn
+(`completion_text`).
 
 For TRL's async reward path (`inspect.iscoroutinefunction(reward_func)`: TRL runs those on its
 own event loop, all at once, with `asyncio.gather`), `AssayReward(...).as_async()` is an
@@ -34,6 +39,7 @@ machinery failure then scores like a wrong answer. The adapter warns once when t
 """
 from __future__ import annotations
 
+import json
 import logging
 import time
 from typing import Any, Dict, List, Optional, Sequence
@@ -51,12 +57,38 @@ log = logging.getLogger(__name__)
 TRL_MASKS_NONE = (1, 6)
 
 
+def _call_block(call: Any) -> Optional[str]:
+    """One tool call as a Hermes / Qwen chat template writes it (and TRL's parse_response reads it
+    back): `<tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>`; None for a call without
+    a function name. Arguments given as a JSON string (OpenAI's form) are written as the object."""
+    if not isinstance(call, dict):
+        return None
+    fn = call.get("function") if isinstance(call.get("function"), dict) else call
+    name = fn.get("name")
+    if not isinstance(name, str) or not name:
+        return None
+    args = fn.get("arguments", fn.get("parameters", {}))
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except ValueError:
+            pass  # not JSON: sent as the string the model wrote
+    return "<tool_call>\n" + json.dumps({"name": name, "arguments": args}, ensure_ascii=False, default=str) + "\n</tool_call>"
+
+
+def _calls(message: Any) -> List[str]:
+    calls = message.get("tool_calls") if isinstance(message, dict) else None
+    blocks = [_call_block(c) for c in calls] if isinstance(calls, (list, tuple)) else []
+    return [b for b in blocks if b]
+
+
 def message_text(x: Any, think_tag: str = "think") -> str:
     """The text of a completion or prompt: a string as is; for chat messages the content of the
     last message (for a completion, the assistant's turn); content parts joined when a message
     carries a list of `{"type": "text", "text": ...}` parts. Reasoning that TRL's response parser
     moved out of the content (`reasoning_content`, or `thinking`) is put back in front of it as
-    `<think>{reasoning}</think>`."""
+    `<think>{reasoning}</think>`, and the tool calls it moved out (`tool_calls`) after it, one
+    `<tool_call>` block each, as the model wrote them."""
     if x is None:
         return ""
     if isinstance(x, str):
@@ -69,14 +101,45 @@ def message_text(x: Any, think_tag: str = "think") -> str:
             text = "" if content is None else str(content)
         reasoning = x.get("reasoning_content") or x.get("thinking")
         if isinstance(reasoning, str) and reasoning:
-            return f"<{think_tag}>{reasoning}</{think_tag}>{text}"
-        return text
+            text = f"<{think_tag}>{reasoning}</{think_tag}>{text}"
+        calls = _calls(x)
+        return "\n".join(([text] if text else []) + calls) if calls else text
     if isinstance(x, (list, tuple)):
         if not x:
             return ""
         assistant = [m for m in x if isinstance(m, dict) and m.get("role") == "assistant"]
-        return message_text(assistant[-1] if assistant else x[-1])
+        return message_text(assistant[-1] if assistant else x[-1], think_tag)
     return str(x)
+
+
+#: Verifiers that score a whole tool-using rollout, sent as its chat messages in JSON (the
+#: `messages` form of verifiers/trajectory: tool results and their failures are in the roles).
+TRANSCRIPT_VERIFIERS = frozenset({"trajectory"})
+
+#: Verifiers that score the tool calls a completion made (verifiers/tool_call reads Hermes
+#: `<tool_call>` blocks), sent the assistant turns up to the last one that made calls.
+CALL_VERIFIERS = frozenset({"tool_call"})
+
+
+def completion_text(x: Any, verifier: Optional[str] = None, think_tag: str = "think") -> str:
+    """The response sent for a completion scored by `verifier`. Text, and chat completions without
+    tool calls: `message_text` (the last assistant turn). A chat completion with tool turns (TRL's
+    tool loop, a verifiers ToolEnv rollout) scored by a TRANSCRIPT_VERIFIERS verifier: its messages
+    as JSON. By a CALL_VERIFIERS verifier: its assistant turns, up to the last that made calls,
+    joined by newlines, each with its calls as `<tool_call>` blocks; only the first keeps its
+    reasoning, since tool_call reads the calls after the last `</think>` (one calling turn is
+    ToolRL's layout, `<think>...</think>\n<tool_call>...`). Any other verifier: the last turn's text."""
+    if isinstance(x, (list, tuple)) and any(isinstance(m, dict) for m in x):
+        if verifier in TRANSCRIPT_VERIFIERS:
+            return json.dumps(list(x), ensure_ascii=False, default=str)
+        if verifier in CALL_VERIFIERS:
+            turns = [m for m in x if isinstance(m, dict) and m.get("role") == "assistant"]
+            calling = [k for k, m in enumerate(turns) if _calls(m)]
+            if calling:
+                turns = [m if k == 0 else {**m, "reasoning_content": None, "thinking": None}
+                         for k, m in enumerate(turns[:calling[-1] + 1])]
+                return "\n".join(t for t in (message_text(m, think_tag) for m in turns) if t)
+    return message_text(x, think_tag)
 
 
 def prompt_text(x: Any) -> str:
@@ -157,7 +220,8 @@ class AssayReward:
                     f"no verifier for completion {i}: give AssayReward(verifier=...) or add a "
                     f"'{self.verifier_column}' column to the dataset"
                 )
-            item: Dict[str, Any] = {"id": i, "verifier": verifier, "response": message_text(completions[i])}
+            item: Dict[str, Any] = {"id": i, "verifier": verifier,
+                                    "response": completion_text(completions[i], verifier)}
             if references is not None and references[i] is not None:
                 item["reference"] = references[i]
             opt = options[i] if options is not None and options[i] is not None else self.options

@@ -20,6 +20,17 @@ ROOT = Path(__file__).resolve().parents[3]
 MAIN = ROOT / "dist" / "src" / "cli" / "main.js"
 
 
+
+def reply_json(handler, status: int, data: bytes, headers: dict | None = None) -> None:
+    """A fake server's JSON answer: status, content type and length, `headers`, the body."""
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    for k, v in (headers or {}).items():
+        handler.send_header(k, v)
+    handler.end_headers()
+    handler.wfile.write(data)
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -177,13 +188,7 @@ class FakeAssay:
                         fake.inflight -= 1
 
             def _reply(self, status: int, headers: dict, data: bytes):
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
+                reply_json(self, status, data, headers)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True

@@ -376,3 +376,45 @@ def test_the_proxy_passes_a_busy_answer_on_once_its_own_timeout_would_pass(fake_
     finally:
         proxy.shutdown()
         proxy.server_close()
+
+
+# ---- ASSAY_URL naming several replicas, as the rest of the client reads it ----------------------
+def test_the_proxy_spreads_over_the_replicas_a_comma_separated_assay_url_names(fake_assay, monkeypatch):
+    from conftest import free_port
+
+    a, b = fake_assay(), fake_assay()
+    down = f"http://127.0.0.1:{free_port()}"  # nothing listens: its requests go to the others
+    monkeypatch.setenv("ASSAY_URL", f"{a.url}, {down},{b.url}/")
+    proxy, url = serve_proxy(None)
+    try:
+        got = [post(url + "/verify", {"verifier": "exact", "response": "ab"}) for _ in range(6)]
+        assert got == [(200, got[0][1])] * 6 and got[0][1]["reward"] == 2.0
+        assert len(a.requests) + len(b.requests) == 6 and a.requests and b.requests
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+
+
+def test_a_rollouts_session_calls_stay_on_the_replica_that_seeded_it(fake_assay, monkeypatch):
+    def seeded(name):
+        return [(200, {"Set-Cookie": f"assay_session={name}{k}; Path=/; HttpOnly"}, b"{}") for k in range(4)]
+
+    a, b = fake_assay(script=seeded("a")), fake_assay(script=seeded("b"))
+    monkeypatch.setenv("ASSAY_URL", f"{a.url},{b.url}")
+    proxy, url = serve_proxy(None)
+    try:
+        cookies = [post_with_cookie(url + "/seed_session", {})[2] for _ in range(2)]
+        assert all(c and c.startswith("assay_session=") for c in cookies)
+        for cookie in cookies:
+            before = (len(a.requests), len(b.requests))
+            for _ in range(3):
+                status, _, _ = post_with_cookie(url + "/stateful_python_code_exec", {"code": "1"}, cookie.split(";")[0])
+                assert status == 200
+            grew = (len(a.requests) - before[0], len(b.requests) - before[1])
+            assert grew in ((3, 0), (0, 3)), grew
+        # the two sessions were seeded on different replicas (round robin), each kept to its own
+        assert [r["path"] for r in a.requests].count("/stateful_python_code_exec") == 3
+        assert [r["path"] for r in b.requests].count("/stateful_python_code_exec") == 3
+    finally:
+        proxy.shutdown()
+        proxy.server_close()

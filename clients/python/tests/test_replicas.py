@@ -203,3 +203,84 @@ def test_async_assay_spreads_and_fails_over(fake_assay):
             assert time.monotonic() - t0 < 15.0, "no backoff wait while another replica is healthy"
 
     asyncio.run(run())
+
+
+# ---- a keep-alive connection the server closed while it sat idle -----------------------------------
+class _IdleClosingServer:
+    """Answers every POST /reward/batch like the fake, over HTTP/1.1 keep-alive, and closes a
+    connection that has been idle `idle` seconds (Node's keepAliveTimeout, 65 s on Assay, scaled
+    down) without telling the client: the next request on it meets a closed socket."""
+
+    def __init__(self, idle: float):
+        import json
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        from conftest import reply_json
+
+        srv = self
+        self.requests = 0
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            timeout = idle  # the socket's read timeout: handle_one_request ends the connection
+
+            def log_message(self, *a):
+                pass
+
+            def log_error(self, *a):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                srv.requests += 1
+                reply_json(self, 200, json.dumps({"results": [{"id": it.get("id"), "reward": 1.0, "status": "ok"}
+                                                             for it in body["items"]]}).encode())
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("make", [lambda url, **kw: AssayClient(url, **kw),
+                                  lambda url, **kw: AsyncAssayClient(url, **kw)], ids=["sync", "async"])
+def test_a_keep_alive_connection_closed_while_idle_is_not_a_replica_failure(make):
+    srv = _IdleClosingServer(idle=0.2)
+    try:
+        # No retries and a 30 s backoff: only a fresh connection at once can answer the second call.
+        client = make(srv.url, retry=_SlowBackoff(max_retries=0))
+
+        def call():
+            out = client.reward_batch([{"id": 0, "verifier": "exact", "response": "a"}])
+            return asyncio.run(out) if asyncio.iscoroutine(out) else out
+
+        assert call() == [1.0]
+        time.sleep(0.6)  # the server has closed the idle connection by now
+        t0 = time.monotonic()
+        assert call() == [1.0]
+        assert time.monotonic() - t0 < 5
+        assert client._replicas.down() == [] and srv.requests == 2
+    finally:
+        srv.close()
+
+
+def test_a_connection_idle_past_idle_reuse_s_is_replaced_before_the_request(monkeypatch):
+    from assay_client import client as client_mod
+
+    srv = _IdleClosingServer(idle=0.2)
+    exchanges = []
+    real = client_mod._Transport._exchange
+    monkeypatch.setattr(client_mod._Transport, "_exchange", lambda self, conn, *a: exchanges.append(conn) or real(self, conn, *a))
+    monkeypatch.setattr(client_mod, "IDLE_REUSE_S", 0.1)
+    try:
+        client = AssayClient(srv.url, retry=_SlowBackoff(max_retries=0))
+        assert client.reward_batch([{"id": 0, "verifier": "exact", "response": "a"}]) == [1.0]
+        time.sleep(0.6)
+        assert client.reward_batch([{"id": 0, "verifier": "exact", "response": "a"}]) == [1.0]
+        # one exchange per call, the second on a new connection: no stale try was needed
+        assert len(exchanges) == 2 and exchanges[0] is not exchanges[1]
+    finally:
+        srv.close()

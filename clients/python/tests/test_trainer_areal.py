@@ -322,3 +322,28 @@ def test_a_slow_assay_raises_under_areals_wrapper_instead_of_becoming_reward_0(f
                                  timeout_seconds=3, max_workers=1, max_retries=1)
     with pytest.raises(Exception, match="deadline"):
         asyncio.run(compute_rewards(wrapper, "\\boxed{72}", "q", [1], [2], GSM8K))
+
+
+# ---- completions decoded with their special tokens ----------------------------------------------
+# RLVRWorkflow decodes resp.output_tokens with `tokenizer.decode(...)`, skip_special_tokens left
+# False, so the completion ends with the model's end-of-sequence token (and padding, in some
+# engines): "42<|im_end|>" must score as "42", as the server's OpenRLHF route strips them.
+@pytest.mark.parametrize("tail", ["<|im_end|>", "</s>", "<|endoftext|>", "<|eot_id|>", "<｜end▁of▁sentence｜>",
+                                  "<end_of_turn>", "<|im_end|>\n<|endoftext|><pad><pad>"])
+def test_reward_fn_scores_a_completion_decoded_with_its_end_tokens(assay_url, tail):
+    fn = areal.make_reward_fn(verifier="exact", assay_url=assay_url)
+    assert fn("What is 6*7?", "42" + tail, [1], [2], answer="42") == 1.0
+
+    async def main():
+        return await areal.async_reward("q", "42" + tail, [1], [2], assay_url=assay_url, verifier="exact", answer="42")
+
+    assert asyncio.run(main()) == 1.0
+
+
+def test_end_tokens_are_stripped_only_at_the_end(fake_assay):
+    fake = fake_assay()
+    sent = []
+    for text in ["<|im_start|>think<|im_end|> 42<|im_end|>", "a </s> b", "42 <|im_end|>  ", "x" * 100_000 + "<eos>", "<pad>"]:
+        areal.reward_fn("q", text, [1], [2], assay_url=fake.url, verifier="exact", answer="42")
+        sent.append(fake.requests[-1]["body"]["items"][0]["response"])
+    assert sent == ["<|im_start|>think<|im_end|> 42", "a </s> b", "42 ", "x" * 100_000, ""]

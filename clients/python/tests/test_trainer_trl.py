@@ -216,3 +216,64 @@ def test_a_dataset_column_overriding_a_constructor_argument_warns_once(assay_url
     # verifier_column=None uses the argument and ignores the column.
     ignore = AssayReward(verifier="exact", url=assay_url, verifier_column=None)
     assert ignore(prompts=["Q"], completions=["Paris"], reference=["paris"], verifier=["no-such-verifier"]) == [1.0]
+
+
+# ---- completions with tool calls -----------------------------------------------------------------
+# What GRPOTrainer._tool_call_loop (TRL 1.13) makes of a rollout with `tools=`: the assistant turn
+# parse_response read the calls out of (`tool_calls`, arguments a dict, its text gone from
+# `content`), one {"role": "tool", "name", "content": str(result)} per call (a failed call's
+# result is {"error": str(e)}), then the turn generated after the results.
+def tool_rollout(calls, results, final, reasoning=None):
+    first = {"role": "assistant", "content": "",
+             "tool_calls": [{"type": "function", "function": {"name": n, "arguments": a}} for n, a in calls]}
+    if reasoning:
+        first["reasoning_content"] = reasoning
+    tools = [{"role": "tool", "name": n, "content": str(r)} for (n, _), r in zip(calls, results)]
+    return [first, *tools, {"role": "assistant", "content": final}]
+
+
+def test_tool_call_verifier_reads_the_calls_trl_parsed_out_of_the_completion(assay_url):
+    f = AssayReward("tool_call", url=assay_url, options={"normalize": True})
+    ref = [{"name": "multiply", "arguments": {"a": 3, "b": 4}}]
+    completions = [
+        tool_rollout([("multiply", {"a": 3, "b": 4})], [12], "3 x 4 = 12"),
+        tool_rollout([("multiply", {"a": 3, "b": 5})], [15], "15"),
+        # the model answered without a call
+        [{"role": "assistant", "content": "12"}],
+        # a turn with reasoning (Qwen3) after the calls: the calls were still made
+        tool_rollout([("multiply", {"a": 3, "b": 4})], [12], "12", reasoning="need a product")[:2]
+        + [{"role": "assistant", "content": "12", "reasoning_content": "done"}],
+    ]
+    rewards = f(prompts=["3*4?"] * 4, completions=completions, reference=[ref] * 4)
+    assert rewards[0] == 1.0 and rewards[3] == 1.0, rewards
+    assert 0.0 < rewards[1] < 1.0 and rewards[2] < rewards[1], rewards
+
+
+def test_tool_call_verifier_reads_trls_rollout_in_toolrls_layout(assay_url):
+    """A ToolRL ground-truth string wants `<think>...</think>\\n<tool_call>\\n...\\n</tool_call>`:
+    the text the model wrote before TRL's parser took it apart."""
+    f = AssayReward("tool_call", url=assay_url)
+    ref = '<think>x</think>\n<tool_call>\n{"name": "get_weather", "parameters": {"city": "Paris"}}\n</tool_call>'
+    rollout = tool_rollout([("get_weather", {"city": "Paris"})], ["sunny"], "It is sunny.", reasoning="Weather needed.")
+    assert f(prompts=["?"], completions=[rollout], reference=[ref]) == [4.0]
+
+
+def test_trajectory_verifier_sees_trls_failed_tool_call(assay_url):
+    f = AssayReward("trajectory", url=assay_url)
+    ref = {"verifier": "math", "reference": "12"}
+    failed = tool_rollout([("multiply", {"a": 3, "c": 4})], [{"error": "multiply() got an unexpected keyword argument 'c'"}],
+                          "\\boxed{12}")
+    clean = tool_rollout([("multiply", {"a": 3, "b": 4})], [12], "\\boxed{12}")
+    wrong = tool_rollout([("multiply", {"a": 3, "b": 4})], [12], "\\boxed{13}")
+    rewards = f(prompts=["3*4?"] * 3, completions=[failed, clean, wrong], reference=[ref] * 3)
+    assert rewards == [0.5, 1.0, 0.0], rewards
+
+
+def test_message_text_renders_tool_calls_as_hermes_blocks():
+    msg = {"role": "assistant", "content": "Let me check.",
+           "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": {"x": 1}}},
+                          {"id": "c2", "type": "function", "function": {"name": "g", "arguments": '{"y": [2]}'}}]}
+    assert message_text([msg]) == ('Let me check.\n<tool_call>\n{"name": "f", "arguments": {"x": 1}}\n</tool_call>'
+                                   '\n<tool_call>\n{"name": "g", "arguments": {"y": [2]}}\n</tool_call>')
+    # a call without a function name (nothing to render) leaves the text as it was
+    assert message_text([{"role": "assistant", "content": "a", "tool_calls": [{"id": "1"}]}]) == "a"

@@ -252,3 +252,46 @@ def test_nothing_imports_verifiers_until_a_rubric_is_asked_for():
     code = ("import sys, assay_client.verifiers_env, assay_client.areal, assay_client.skyrl, assay_client.verl_loop; "
             "bad = [m for m in ('verifiers', 'skyrl_gym', 'areal', 'verl') if m in sys.modules]; assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1], check=True)
+
+
+# ---- ToolEnv rollouts: the calls and the tool results reach the verifiers that read them ---------
+def tool_env_rollout(args, result, final):
+    """A ToolEnv completion as verifiers keeps it: OpenAI messages, arguments a JSON string."""
+    return [{"role": "assistant", "content": "", "tool_calls": [
+                {"id": "call_0", "type": "function", "function": {"name": "multiply", "arguments": args}}]},
+            {"role": "tool", "tool_call_id": "call_0", "content": result},
+            {"role": "assistant", "content": final}]
+
+
+def test_tool_env_rollouts_reach_tool_call_and_trajectory(assay_url, fake_vf):
+    q = [{"role": "user", "content": "3*4?"}]
+    calls = verifiers_env.assay_rubric("tool_call", assay_url=assay_url, options={"normalize": True})
+    ref = [{"name": "multiply", "arguments": {"a": 3, "b": 4}}]
+    states = [state(q, tool_env_rollout('{"a": 3, "b": 4}', "12", "12"), "", {"reference": ref}),
+              state(q, chat("12"), "", {"reference": ref})]
+    asyncio.run(calls.score_group(states))
+    assert states[0]["reward"] == 1.0 and states[1]["reward"] < 1.0, [s["reward"] for s in states]
+
+    traj = verifiers_env.assay_rubric("trajectory", assay_url=assay_url)
+    ref = {"verifier": "math", "reference": "12"}
+    states = [state(q, tool_env_rollout('{"a": 3, "c": 4}', "Error: unexpected keyword argument 'c'", "\\boxed{12}"), "", {"reference": ref}),
+              state(q, tool_env_rollout('{"a": 3, "b": 4}', "12", "\\boxed{12}"), "", {"reference": ref})]
+    asyncio.run(traj.score_group(states))
+    assert [s["reward"] for s in states] == [0.5, 1.0]
+
+
+# ---- failures the Rubric would hide as 0.0 ----------------------------------------------------------
+def test_assay_down_gives_null_reward_not_the_rubrics_zero(fake_vf):
+    from conftest import free_port
+
+    rubric = verifiers_env.assay_rubric("math", assay_url=f"http://127.0.0.1:{free_port()}", null_reward=-1.0, deadline=1.0)
+    states = [state("2+2?", chat("\\boxed{4}"), "4") for _ in range(2)]
+    asyncio.run(rubric.score_group(states))
+    assert [s["reward"] for s in states] == [-1.0, -1.0]
+    assert [s["metrics"]["assay_scored"] for s in states] == [0.0, 0.0]
+
+
+def test_a_row_without_a_verifier_stops_scoring_instead_of_scoring_0(assay_url, fake_vf):
+    rubric = verifiers_env.assay_rubric(assay_url=assay_url)  # rows must name theirs: this one does not
+    with pytest.raises(BaseException, match="verifier='math'"):
+        asyncio.run(rubric.score_group([state("2+2?", chat("\\boxed{4}"), "4")]))
