@@ -324,12 +324,14 @@ export class JobService {
     // With Redis unreachable every command waits for it (maxRetriesPerRequest: null), and so
     // would a shutdown: after CLOSE_WAIT_MS the connections are dropped, which fails those
     // commands and lets the loop end.
-    const within = (p: Promise<unknown> | undefined) => {
+    const within = (p: Promise<unknown> | undefined, ms = CLOSE_WAIT_MS) => {
       let t: NodeJS.Timeout | undefined;
-      return Promise.race([Promise.resolve(p).then(() => true, () => true), new Promise<boolean>((r) => (t = setTimeout(r, CLOSE_WAIT_MS, false)))]).finally(() => clearTimeout(t));
+      return Promise.race([Promise.resolve(p).then(() => true, () => true), new Promise<boolean>((r) => (t = setTimeout(r, ms, false)))]).finally(() => clearTimeout(t));
     };
-    // (BullMQ's close drops a connection that never came up; its disconnect waits for it to.)
-    await within(this.worker?.close());
+    // A local worker finishes the chunk it holds (up to its lease; past that another worker
+    // takes the chunk anyway). BullMQ's close drops a connection that never came up; its
+    // disconnect waits for it to.
+    await within(this.worker?.close(), Math.max(CLOSE_WAIT_MS, this.config.jobs.leaseMs));
     if (!(await within(this.loop))) await within(this.queue?.close());
     await within(this.loop);
     await within(this.queue?.close());
