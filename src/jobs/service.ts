@@ -34,6 +34,12 @@ function unscored(job: JobRow): string {
   return JSON.stringify({ id: null, verifier: "", reward: null, status: "error", reason: `not scored: ${why}`, details: {}, elapsed_ms: 0 } satisfies RewardResult);
 }
 
+/** Whether `p` settled (either way) within `ms`; false when it is still pending then (it goes on). */
+function settlesWithin(p: Promise<unknown> | undefined, ms: number): Promise<boolean> {
+  let t: NodeJS.Timeout | undefined;
+  return Promise.race([Promise.resolve(p).then(() => true, () => true), new Promise<boolean>((r) => (t = setTimeout(r, ms, false)))]).finally(() => clearTimeout(t));
+}
+
 /** How often finished jobs are checked against ASSAY_JOB_RETENTION_DAYS, ms. */
 const SWEEP_MS = 3_600_000;
 /** ... and at most this many characters of items, so one transaction stays short whatever the item sizes. */
@@ -174,9 +180,7 @@ export class JobService {
       // submit it twice. Redis down or slow (a large job's chunks) holds the answer at most
       // ENQUEUE_WAIT_MS; the coordinating loop's next pass queues what this one did not.
       const queued = this.enqueue(await this.jobs.get(id)).catch((err) => this.log.warn({ err, job: id }, "jobs: could not queue the new job's chunks yet; the next pass will"));
-      let t: NodeJS.Timeout | undefined;
-      await Promise.race([queued, new Promise((r) => (t = setTimeout(r, ENQUEUE_WAIT_MS)))]);
-      clearTimeout(t);
+      await settlesWithin(queued, ENQUEUE_WAIT_MS);
     }
     this.nudge();
     return { id, total: n };
@@ -324,17 +328,15 @@ export class JobService {
     // With Redis unreachable every command waits for it (maxRetriesPerRequest: null), and so
     // would a shutdown: after CLOSE_WAIT_MS the connections are dropped, which fails those
     // commands and lets the loop end.
-    const within = (p: Promise<unknown> | undefined, ms = CLOSE_WAIT_MS) => {
-      let t: NodeJS.Timeout | undefined;
-      return Promise.race([Promise.resolve(p).then(() => true, () => true), new Promise<boolean>((r) => (t = setTimeout(r, ms, false)))]).finally(() => clearTimeout(t));
-    };
     // A local worker finishes the chunk it holds (up to its lease; past that another worker
     // takes the chunk anyway). BullMQ's close drops a connection that never came up; its
     // disconnect waits for it to.
-    await within(this.worker?.close(), Math.max(CLOSE_WAIT_MS, this.config.jobs.leaseMs));
-    if (!(await within(this.loop))) await within(this.queue?.close());
-    await within(this.loop);
-    await within(this.queue?.close());
+    await settlesWithin(this.worker?.close(), Math.max(CLOSE_WAIT_MS, this.config.jobs.leaseMs));
+    if (!(await settlesWithin(this.loop, CLOSE_WAIT_MS))) {
+      await settlesWithin(this.queue?.close(), CLOSE_WAIT_MS);
+      await settlesWithin(this.loop, CLOSE_WAIT_MS);
+    }
+    await settlesWithin(this.queue?.close(), CLOSE_WAIT_MS);
   }
 
   // ---------------------------------------------------------------- views

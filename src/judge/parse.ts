@@ -106,7 +106,8 @@ export function* candidates(text: string, nonce?: string, structured = false): G
   const own = nonce === undefined ? text : ownWords(text, nonce);
   if (own === undefined) return; // ends inside quoted material (a `</think>` there is the material's)
   // After a think block, a reply that is one JSON object is that object.
-  const all = afterOwnThink(text)?.text.trim();
+  const afterAll = afterOwnThink(text);
+  const all = afterAll?.text.trim();
   if (all?.startsWith("{")) {
     const whole = strict(all);
     if (whole) {
@@ -114,7 +115,7 @@ export function* candidates(text: string, nonce?: string, structured = false): G
       return;
     }
   }
-  const after = afterOwnThink(own);
+  const after = own === text ? afterAll : afterOwnThink(own);
   if (after === undefined) return; // a think block still open: cut off while the judge reasoned
   const t = after.text.trim();
   let repairs = 0;
@@ -277,10 +278,11 @@ export interface Span {
  * they are read: balanced ones by their end, latest first (for one end, the outermost first, so
  * an object is read before what it encloses), then unbalanced ones (running to the end), latest
  * start first. A balanced object inside an unclosed one that opens as JSON does (`{"`; with
- * `inObject`, one that starts before t) is left out unless no `"` or `}` follows it: an object the judge wrote with the response quoted
- * unescaped inside it loses its balance, and the response's own object inside it is followed
- * by the rest of the judge's (its string's end, its last keys, its `}`); the judge's verdict
- * after a quotation that opened an object and never closed it is the reply's last.
+ * `inObject`, one that starts before t) is left out unless no `"` or `}` follows it: an object
+ * the judge wrote with the response quoted unescaped inside it loses its balance, and the
+ * response's own object inside it is followed by the rest of the judge's (its string's end, its
+ * last keys, its `}`); the judge's verdict after a quotation that opened an object and never
+ * closed it is the reply's last.
  */
 export function objectSpans(t: string, inObject = false): Span[] {
   const { balanced, open } = scanSpans(t);

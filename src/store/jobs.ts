@@ -51,6 +51,15 @@ const iso = () => new Date().toISOString();
 
 /** How long an upload may take on a shared store before another replica's start deletes it as cut off, ms. */
 export const STALE_UPLOAD_MS = 6 * 3_600_000;
+/**
+ * Per group of a job: its label, items, scored items, items with reward >= the threshold (the
+ * first parameter), reward sum, first index; the job id is the second parameter. Read through
+ * `groups` (the first groups, labels cut) and `groupTally` (counts only).
+ */
+const PER_GROUP = `SELECT i.grp AS grp, count(*) AS n, count(r.reward) AS scored,
+         sum(CASE WHEN r.status = 'ok' AND r.reward >= ? THEN 1 ELSE 0 END) AS passed, coalesce(sum(r.reward), 0) AS reward_sum, min(i.idx) AS first
+       FROM job_item i LEFT JOIN job_result r ON r.job_id = i.job_id AND r.idx = i.idx
+       WHERE i.job_id = ? AND i.grp IS NOT NULL GROUP BY i.grp`;
 /** Rows (results, then items) deleted per transaction when a job is deleted. */
 export const DELETE_SLICE = 5_000;
 
@@ -96,15 +105,8 @@ function queries(pg: boolean) {
     histogram: `SELECT CASE WHEN reward < 0 THEN -1 WHEN reward > 1 THEN 10 WHEN reward = 1 THEN 9 ELSE ${pg ? "CAST(trunc(reward * 10) AS INTEGER)" : "CAST(reward * 10 AS INTEGER)"} END AS b, count(*) AS n
          FROM job_result WHERE job_id = ? AND status = 'ok' GROUP BY b ORDER BY b`,
     slowest: "SELECT idx, result FROM job_result WHERE job_id = ? ORDER BY elapsed_ms DESC LIMIT ?",
-    groups: `SELECT substr(i.grp, 1, ?) AS grp, count(*) AS n, count(r.reward) AS scored, sum(CASE WHEN r.status = 'ok' AND r.reward >= ? THEN 1 ELSE 0 END) AS passed,
-                coalesce(sum(r.reward), 0) AS reward_sum, min(i.idx) AS first
-         FROM job_item i LEFT JOIN job_result r ON r.job_id = i.job_id AND r.idx = i.idx
-         WHERE i.job_id = ? AND i.grp IS NOT NULL GROUP BY i.grp ORDER BY first LIMIT ?`,
-    groupTally: `SELECT scored, passed, count(*) AS groups, max(n) AS max_n FROM (
-           SELECT count(*) AS n, count(r.reward) AS scored, sum(CASE WHEN r.status = 'ok' AND r.reward >= ? THEN 1 ELSE 0 END) AS passed
-           FROM job_item i LEFT JOIN job_result r ON r.job_id = i.job_id AND r.idx = i.idx
-           WHERE i.job_id = ? AND i.grp IS NOT NULL GROUP BY i.grp) g
-         GROUP BY scored, passed`,
+    groups: `SELECT substr(grp, 1, ?) AS grp, n, scored, passed, reward_sum, first FROM (${PER_GROUP}) g ORDER BY first LIMIT ?`,
+    groupTally: `SELECT scored, passed, count(*) AS groups, max(n) AS max_n FROM (${PER_GROUP}) g GROUP BY scored, passed`,
   };
 }
 
