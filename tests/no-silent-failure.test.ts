@@ -202,4 +202,13 @@ describe("npm test -- FILTER", () => {
       return true;
     });
   });
+  test("ASSAY_TEST_CONCURRENCY that is not a whole number of files fails before any test runs", async () => {
+    for (const value of ["two", "0", "1.5"]) {
+      await assert.rejects(run(process.execPath, [join(root, "scripts/run-tests.mjs"), "verifiers/math/options"], { cwd: root, env: { ...process.env, ASSAY_TEST_CONCURRENCY: value } }), (e) => {
+        assert.equal(failure(e).code, 1, value);
+        assert.match(failure(e).stderr ?? "", new RegExp(`ASSAY_TEST_CONCURRENCY=${value.replace(".", "\\.")}: not a whole number`));
+        return true;
+      });
+    }
+  });
 });
