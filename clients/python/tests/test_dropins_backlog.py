@@ -49,9 +49,13 @@ LOOP = "```python\nwhile True:\n    pass\n```"
 ADD = "```python\na, b = map(int, input().split())\nprint(a + b)\n```"
 PROMPT = "<|im_start|>user\nRead two integers, print their sum.<|im_end|>\n<|im_start|>assistant\n"
 LOOPS, CORRECT = 24, 8
-#: Whole-test bound: 24 loops of a 4 s CPU limit over 4 slots are 6 rounds; a loaded 2-core machine
-#: stretches each round (the sandbox counts the program's own time) to 10-20 s.
-OVERALL_S = 420
+#: The loops' CPU limit. The backlog is past the admission bound whatever its length
+#: (ASSAY_SANDBOX_MAX_WAIT_MS=0 below), so 1 s a loop tests the same as the default 4 s, in a
+#: quarter of the time; the correct programs keep the default limit.
+LOOP_OPTIONS = {"time_limit_ms": 1000}
+#: Whole-test bound: 24 loops of a 1 s CPU limit over 4 slots are 6 rounds; a loaded 2-core machine
+#: stretches each round (the sandbox counts the program's own time) to 3-5 s.
+OVERALL_S = 300
 
 
 def reference(i: int) -> dict:
@@ -199,7 +203,8 @@ def test_openrlhf_clients_score_correct_programs_1_behind_a_backlog_of_endless_l
     url = pool4_url + "/get_reward"
 
     def payload(response: str, i: int) -> dict:
-        label = json.dumps({"verifier": "code", "reference": reference(i)})
+        label = {"verifier": "code", "reference": reference(i)}
+        label = json.dumps({**label, "options": LOOP_OPTIONS} if response == LOOP else label)
         return {"query": [PROMPT + response + "<|im_end|>"], "prompts": [PROMPT], "labels": [label]}
 
     async def main():
@@ -224,7 +229,7 @@ def test_openrlhf_clients_score_correct_programs_1_behind_a_backlog_of_endless_l
 
 
 def row(response: str, i: int) -> dict:
-    return {
+    return {**({"options": LOOP_OPTIONS} if response == LOOP else {}),
         "responses_create_params": {"input": [{"role": "user", "content": "Read two integers, print their sum."}]},
         "response": {"id": f"resp_{i}", "object": "response", "output": [
             {"id": f"msg_{i}", "type": "message", "role": "assistant", "status": "completed",
