@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { Type } from "@sinclair/typebox";
 import { Registry } from "./registry.js";
 import { defineVerifier, type VerifierInitContext } from "./verifier.js";
-import { quiet, testServices } from "../../tests/helpers.js";
+import { quiet, testServices, fastestCpu } from "../../tests/helpers.js";
 
 const ctx: VerifierInitContext = { log: quiet, services: testServices() };
 
@@ -75,15 +75,13 @@ test("the published schema lists no defaulted property as required, and bad opti
   assert.ok("invalid" in unknown && /unknown field "nope"/.test(unknown.invalid));
 });
 
-test("options with hundreds of thousands of keys are refused before they are copied (the copy held the event loop ~1.7 s)", () => {
+test("options with hundreds of thousands of keys are refused before they are copied (the copy held the event loop ~1.7 s)", async () => {
   const r = new Registry().register(withDefaults);
   const many: Record<string, number> = {};
   for (let i = 0; i < 200_000; i++) many[`k${i}`] = i;
-  const t0 = performance.now();
-  const res = r.resolve({ verifier: "defaults", response: "", options: many });
-  const took = performance.now() - t0;
+  const { out: res, ms: took } = await fastestCpu(() => r.resolve({ verifier: "defaults", response: "", options: many }), { under: 400, runs: 1 });
   assert.ok("invalid" in res && /options has 200000 keys/.test(res.invalid), JSON.stringify(res).slice(0, 200));
-  assert.ok(took < 400, `${took} ms`);
+  assert.ok(took < 400, `${took} ms of CPU`);
 });
 
 // ---- dataset columns as HF datasets and numpy hand them over -----------------------------------

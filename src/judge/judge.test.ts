@@ -9,6 +9,7 @@ import { verdictCandidates, verdictOf as verdictIn, MAX_REPLY_CHARS, MAX_REPAIR_
 import { openStore, type Store } from "../store/index.js";
 import { startJudgeFixture, type JudgeFixture } from "../../tests/fixtures/judge-server.js";
 import { startQuotingJudge } from "../../tests/fixtures/quoting-judge.js";
+import { fastestCpu } from "../../tests/helpers.js";
 
 let fx: JudgeFixture;
 let store: Store;
@@ -200,13 +201,12 @@ test("tolerant JSON: plain, fenced, prose around an object, repairs; undefined f
   assert.equal(parseJsonReply("[1, 2]"), undefined);
 });
 
-test("tolerant JSON on 1 MB of hostile text stays fast", () => {
-  parseJsonReply("{".repeat(1000)); // warm up
+test("tolerant JSON on 1 MB of hostile text stays fast", async () => {
+  // CPU time, the best of a few runs: another test file beside this one (a CPU hog) stretches a
+  // single wall-clock reading several times over; a quadratic scan is slow on every run.
   for (const evil of ["{".repeat(1 << 20), '{"a":"' + "\\".repeat(1 << 20), "```" + "x".repeat(1 << 20), "[".repeat(1 << 20)]) {
-    const t0 = performance.now();
-    parseJsonReply(evil);
-    const ms = performance.now() - t0;
-    assert.ok(ms < 50, `${ms} ms`);
+    const { ms } = await fastestCpu(() => parseJsonReply(evil), { under: 50, runs: 2 });
+    assert.ok(ms < 50, `${ms} ms of CPU`);
   }
 });
 
@@ -254,7 +254,7 @@ test("the material cannot hold its own delimiter's markers: a nonce inside it is
   assert.match(new Delimiter().nonce, /^[0-9a-f]{32}$/);
 });
 
-test("reading is bounded: the last MAX_REPLY_CHARS only, a bounded number of starts, fast on hostile replies", () => {
+test("reading is bounded: the last MAX_REPLY_CHARS only, a bounded number of starts, fast on hostile replies", async () => {
   const long = '{"reasoning": "early", "satisfied": true}' + " ".repeat(MAX_REPLY_CHARS) + '{"reasoning": "late", "satisfied": false}';
   assert.equal(verdictOf(long)?.reasoning, "late");
   const d = new Delimiter();
@@ -264,11 +264,8 @@ test("reading is bounded: the last MAX_REPLY_CHARS only, a bounded number of sta
     // Each `</think>` is checked against the objects around it; top-level objects are found in one pass.
     "</think>{".repeat(1 << 17), ('{"r": "' + "{".repeat(50) + '</think>", ').repeat(1 << 13), '{"a": 1} '.repeat(1 << 17),
   ]) {
-    verdictOf(evil, d.nonce);
-    const t0 = performance.now();
-    verdictOf(evil, d.nonce);
-    const ms = performance.now() - t0;
-    assert.ok(ms < 200, `${ms} ms`);
+    const { ms } = await fastestCpu(() => verdictOf(evil, d.nonce), { under: 200, runs: 1 });
+    assert.ok(ms < 200, `${ms} ms of CPU`);
   }
 });
 
@@ -348,13 +345,11 @@ test("text mode: what a well-formed object's strings hold is text, a malformed o
   assert.equal(verdictIn(braces, undefined, KEYS)?.satisfied, false);
 });
 
-test("jsonrepair, whose time grows faster than its input, is given at most MAX_REPAIR_CHARS", () => {
+test("jsonrepair, whose time grows faster than its input, is given at most MAX_REPAIR_CHARS", async () => {
   // `{` then 64K quotes took 340 ms in jsonrepair, 25 s at 128K.
   const evil = "{" + '"'.repeat(64 * 1024);
-  verdictIn(evil, undefined, []);
-  const t0 = performance.now();
-  verdictIn(evil, undefined, []);
-  assert.ok(performance.now() - t0 < 100, `${performance.now() - t0} ms`);
+  const { ms } = await fastestCpu(() => verdictIn(evil, undefined, []), { under: 100, runs: 2 });
+  assert.ok(ms < 100, `${ms} ms of CPU`);
   assert.ok(MAX_REPAIR_CHARS <= 16 * 1024);
 });
 
