@@ -110,6 +110,37 @@ test("a declared length over the limit is answered 413 at once, the body unread 
   assert.match(answer, /Connection: close/i);
 });
 
+test("a chunked body that never ends is answered 413 once it is far over the limit, and the connection closed (body-parser read it to its end first)", async () => {
+  const port = (ours.address() as { port: number }).port;
+  const frame = Buffer.from(`400\r\n${"x".repeat(0x400)}\r\n`);
+  let sent = 0;
+  const answer = await new Promise<string>((resolve) => {
+    const s = connect(port, "127.0.0.1");
+    const out: Buffer[] = [];
+    let open = true;
+    s.on("data", (d) => out.push(d));
+    s.on("error", () => {}); // a reset once the answer is out: the writes below run into it
+    s.on("close", () => {
+      open = false;
+      resolve(Buffer.concat(out).toString("utf8"));
+    });
+    s.write(`POST / HTTP/1.1\r\nHost: x\r\n${json}Transfer-Encoding: chunked\r\n\r\n`);
+    const give = setTimeout(() => s.destroy(), 10_000);
+    s.on("close", () => clearTimeout(give));
+    // Endless, as far as the server can tell: 1 KiB frames until it answers or closes (at most 256 MiB).
+    const pump = () => {
+      while (open && sent < 256 << 20) {
+        sent += frame.length;
+        if (!s.write(frame)) return void s.once("drain", pump);
+      }
+    };
+    s.on("connect", pump);
+  });
+  assert.match(answer, /entity\.too\.large/, `no 413 after ${sent} bytes sent: ${answer.slice(0, 200)}`);
+  assert.match(answer, /Connection: close/i);
+  assert.ok(sent < 64 << 20, `the server read ${sent} bytes of a body over a ${LIMIT}-byte limit before it answered`);
+});
+
 test("a client that leaves mid-body: the same error as body-parser's (request.aborted), and the parser lets go", async () => {
   const before = { theirs: seen.theirs!.length, ours: seen.ours!.length };
   for (const server of [theirs, ours]) {

@@ -21,6 +21,9 @@ const FAR_OVER = 4;
 /** Whether a Content-Length header is so far over `limit` that its body is refused unread. */
 export const farOverLimit = (header: string | undefined, limit: number): boolean => header !== undefined && Number(header) > FAR_OVER * limit;
 const ignore = () => {};
+/** body-parser's own 413, as it builds it. */
+const tooLarge = (length: number, limit: number) =>
+  Object.assign(new Error("request entity too large"), { type: "entity.too.large", status: 413, statusCode: 413, expose: true, expected: length, length, limit });
 
 /**
  * A body this large (bytes) is decoded, parsed and handed on in a turn of the event loop of its
@@ -55,7 +58,16 @@ export function jsonBody(limit: number, maxDepth: number): RequestHandler {
       // client a little over it is sending its body, and one whose connection is closed under
       // its writes may see a reset instead of the 413 that says what to change.
       res.setHeader("Connection", "close");
-      return next(Object.assign(new Error("request entity too large"), { type: "entity.too.large", status: 413, statusCode: 413, expose: true, expected: length, length, limit }));
+      return next(tooLarge(length, limit));
+    }
+    if (h["content-length"] === undefined && h["transfer-encoding"] !== undefined) {
+      // A body of unknown length: body-parser answers one over the limit only once the request
+      // ends (it reads off the rest first), so an endless chunked body held a core reading it,
+      // 600 MB a second, until the request timed out.
+      const answer = onceOnly(next);
+      full(req, res, answer);
+      cutOffFarOver(req, res, limit, answer);
+      return;
     }
     if (h["content-type"] !== "application/json" || h["content-encoding"] !== undefined || h["transfer-encoding"] !== undefined || !(length > 0 && length <= limit) || req.readableEnded) {
       return full(req, res, next);
@@ -108,6 +120,34 @@ export function jsonBody(limit: number, maxDepth: number): RequestHandler {
     req.once("close", onClose);
     req.once("error", onError);
   };
+}
+
+/** `next` for the first call only: body-parser calls it again once a request cut off ends. */
+function onceOnly(next: (err?: unknown) => void): (err?: unknown) => void {
+  let called = false;
+  return (err?: unknown) => {
+    if (called) return;
+    called = true;
+    next(err);
+  };
+}
+
+/**
+ * Counts a body of unknown length beside body-parser; once FAR_OVER times the limit has come,
+ * answers 413 and closes the connection after the answer, as for a declared length far over it.
+ */
+function cutOffFarOver(req: Request, res: Parameters<RequestHandler>[1], limit: number, answer: (err?: unknown) => void): void {
+  let got = 0;
+  const count = (c: Buffer) => {
+    got += c.length;
+    if (got <= FAR_OVER * limit) return;
+    req.off("data", count);
+    res.setHeader("Connection", "close");
+    res.once("finish", () => req.socket.destroy());
+    answer(tooLarge(got, limit));
+  };
+  req.on("data", count);
+  req.once("end", () => req.off("data", count));
 }
 
 /**
