@@ -331,7 +331,7 @@ export const NOT_SETTINGS: Readonly<Record<string, string>> = {
   ASSAY_VERIFIER: "Python client's OpenRLHF adapter: default verifier",
   ASSAY_NULL_REWARD: "Python client's OpenRLHF adapter: reward sent for unscored items",
   ASSAY_SKIP_PYTHON: "scripts/run-tests.mjs: skip the Python client's tests",
-  ASSAY_TEST_CONCURRENCY: "scripts/run-tests.mjs: test files run at a time (default: one fewer than the cores, at least 2)",
+  ASSAY_TEST_CONCURRENCY: "scripts/run-tests.mjs: test files run at a time (default: Node's, one fewer than the cores)",
   ASSAY_UI_SCREENSHOTS: "tests/ui-e2e.test.ts: also write the docs' screenshots",
   ASSAY_CHROMIUM: "tests/ui-e2e.test.ts: the Chromium binary",
   ASSAY_E2E_VERIFIER: "Python client's end-to-end tests: the verifier they train against",
