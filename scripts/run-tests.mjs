@@ -4,7 +4,6 @@
 import { readdirSync, statSync, existsSync } from "node:fs";
 import { join, relative } from "node:path";
 import { spawnSync } from "node:child_process";
-import { availableParallelism } from "node:os";
 
 const root = new URL("..", import.meta.url).pathname;
 const roots = ["src", "verifiers", "sandbox", "tests"];
@@ -32,14 +31,14 @@ if (only.length && !selected.length) {
 // minutes on 2026-11-29, but some wall-clock checks then read a CPU hog in the file beside them
 // (README.md, CI), so it is not CI's default yet.
 const concurrencyEnv = process.env.ASSAY_TEST_CONCURRENCY;
-const concurrency = concurrencyEnv === undefined || concurrencyEnv === "" ? Math.max(1, availableParallelism() - 1) : Number(concurrencyEnv);
-if (!Number.isInteger(concurrency) || concurrency < 1) {
+const concurrency = concurrencyEnv ? Number(concurrencyEnv) : undefined;
+if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1)) {
   console.error(`ASSAY_TEST_CONCURRENCY=${concurrencyEnv}: not a whole number of test files at a time (1 or more)`);
   process.exit(1);
 }
 let failed = false;
 if (selected.length) {
-  const r = spawnSync(process.execPath, ["--import", "tsx", "--test", `--test-concurrency=${concurrency}`, "--test-reporter=spec", ...selected], {
+  const r = spawnSync(process.execPath, ["--import", "tsx", "--test", ...(concurrency ? [`--test-concurrency=${concurrency}`] : []), "--test-reporter=spec", ...selected], {
     cwd: root, stdio: "inherit",
   });
   failed ||= r.status !== 0;

@@ -120,13 +120,13 @@ test("a chunked body that never ends is answered 413 once it is far over the lim
     let open = true;
     s.on("data", (d) => out.push(d));
     s.on("error", () => {}); // a reset once the answer is out: the writes below run into it
+    const give = setTimeout(() => s.destroy(), 10_000);
     s.on("close", () => {
       open = false;
+      clearTimeout(give);
       resolve(Buffer.concat(out).toString("utf8"));
     });
     s.write(`POST / HTTP/1.1\r\nHost: x\r\n${json}Transfer-Encoding: chunked\r\n\r\n`);
-    const give = setTimeout(() => s.destroy(), 10_000);
-    s.on("close", () => clearTimeout(give));
     // Endless, as far as the server can tell: 1 KiB frames until it answers or closes (at most 256 MiB).
     const pump = () => {
       while (open && sent < 256 << 20) {
